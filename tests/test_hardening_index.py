@@ -817,6 +817,26 @@ def test_no_command_writes_inside_the_vault(toy_vault, tmp_path):
         assert _tree(toy_vault) == before, args
 
 
+def test_a_rebuild_a_backup_and_a_watching_server_write_nothing_inside_the_vault(toy_vault, tmp_path):
+    """The same promise for what the list above left out: `brain index --rebuild` (which builds
+    beside the index and swaps), `brain backup`, and `brain serve` (its watcher, its passes, its
+    answers, its stop, which writes the recall cache) with `brain ask` answered through it."""
+    from serve_helpers import served
+
+    v = ["--vault", str(toy_vault)]
+    assert CliRunner().invoke(cli, ["index", *v]).exit_code == 0
+    before = _tree(toy_vault)
+    for args in (["index", "--rebuild", *v], ["backup", str(tmp_path / "copy")]):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 0, (args, result.output)
+        assert _tree(toy_vault) == before, args
+    with served(toy_vault):
+        result = CliRunner().invoke(cli, ["ask", "graph rag", "--json", *v])
+        assert result.exit_code == 0 and json.loads(result.stdout)["results"], result.output
+        assert _tree(toy_vault) == before
+    assert _tree(toy_vault) == before
+
+
 def test_the_commands_an_error_suggests_quote_a_vault_with_a_space(tmp_path):
     vault = tmp_path / "Obsidian Vault"
     vault.mkdir()
