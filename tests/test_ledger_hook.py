@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import sqlite3
 import subprocess
@@ -697,3 +698,58 @@ def test_a_secret_in_every_place_a_turn_carries_one_is_stored_nowhere(tmp_path):
     for path in [p for p in home.rglob("*") if p.is_file()]:
         data = path.read_bytes()
         assert not [s for s in secrets if s.encode() in data], path
+
+
+@pytest.mark.parametrize("case", ["a whole turn", "a database that fails"])
+def test_both_hooks_import_nothing_outside_the_standard_library_on_a_real_turn(tmp_path, case):
+    """The README: the hooks import "only the standard library". The test above ran the Stop hook
+    on `{}` (no transcript read, nothing masked, nothing written) against a list of five names.
+    Here both hooks run on a turn that takes every path a row takes (a `.env`, a git branch, a
+    transcript of tools, secrets to mask, Russian decisions, a vault to look in), or on a
+    `brain.db` that cannot be opened (the error logged); every module they load is the standard
+    library's, brain's, or one the interpreter loads before any code runs (a .pth file's)."""
+    proj = tmp_path / "proj"
+    (proj / ".git").mkdir(parents=True)
+    (proj / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".env").write_text("BRAIN_HOOK_BUDGET=3\n")
+    if case == "a database that fails":
+        (home / "brain.db").mkdir()
+    t = Transcript(tmp_path / "t.jsonl", cwd=str(proj))
+    t.prompt("deploy with token ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8 please; пароль: x")
+    t.tool("Bash", "ok", command="export PGPASSWORD=hunter2 && psql")
+    t.tool("Task", "ok", description="sub", prompt="p", subagent_type="general")
+    t.tool("Edit", "ok", file_path=str(proj / "a.py"), old_string="a", new_string="b")
+    t.tool("Read", "no such file", error=True, file_path=str(proj / "b.py"))
+    t.text("I decided to use WAL instead of a rollback journal. Решили: WAL.")
+    stop = hook_payload(t.write(), cwd=str(proj))
+    prompt = {**stop, "hook_event_name": "UserPromptSubmit", "prompt": "how should agent memory work"}
+    loaded = "sys.stderr.write(repr(sorted({m.split('.')[0] for m in sys.modules})))\n"
+    code = (
+        "import sys; sys.argv = ['brain', 'hook', sys.argv[1]]\n"
+        "import brain.__main__ as entry\n"
+        "try:\n    entry.main()\nexcept SystemExit:\n    pass\n" + loaded
+    )
+    _, env = brain_command()
+    env.update(BRAIN_HOME=str(home), BRAIN_VAULT=str(tmp_path), PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    bare = subprocess.run([sys.executable, "-c", "import sys\n" + loaded], env=env, capture_output=True, check=True)
+    before = set(ast.literal_eval(bare.stderr.decode()))
+    for hook, payload in (("stop", stop), ("prompt", prompt)):
+        proc = subprocess.run(
+            [sys.executable, "-c", code, hook],
+            input=json.dumps(payload).encode(),
+            env=env,
+            capture_output=True,
+            check=False,
+            timeout=60,
+            cwd=proj,
+        )
+        assert proc.returncode == 0 and proc.stdout == b"", (hook, proc)
+        modules = set(ast.literal_eval(proc.stderr.decode()))
+        assert modules - before - set(sys.stdlib_module_names) == {"brain"}, (hook, proc.stderr)
+    if case == "a whole turn":
+        (row,) = _rows(home / "brain.db")
+        assert row["git_branch"] and "***" in row["ask"] and "Решили: WAL." in row["decisions"]
+    else:
+        assert "brain.db" in (home / "logs" / "hook.log").read_text()
