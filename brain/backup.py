@@ -185,21 +185,8 @@ def copy_database(
     it, while other processes write it; the bytes copied, and what SQLite's quick_check finds
     wrong in the copy (None: nothing). ``source`` is opened read-only: an
     older brain's database is not migrated, and its WAL is not folded in."""
+    src, page_size = _open_source(source)
     try:
-        src = sqlite3.connect(f"{source.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None, timeout=30)
-    except sqlite3.Error as exc:
-        raise BackupError(f"cannot open {source} to back it up: {exc}") from exc
-    try:
-        # One read transaction for every step: the backup API reads each step in it, so no
-        # commit in between restarts the copy or tears it.
-        src.execute("BEGIN")
-        try:
-            page_size = int(src.execute("PRAGMA page_size").fetchone()[0])
-            src.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        except sqlite3.DatabaseError as exc:
-            raise UnsoundDatabase(
-                f"{source} is not a sound SQLite database ({exc}): it was not backed up; see `brain status`", str(exc)
-            ) from exc
         os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         dst = sqlite3.connect(str(target), isolation_level=None)
         try:
@@ -221,6 +208,58 @@ def copy_database(
     finally:
         src.close()
     return pages * page_size, problem
+
+
+def _open_source(source: Path) -> tuple[sqlite3.Connection, int]:
+    """``source`` opened read-only inside the read transaction every step of the copy reads, and
+    its page size. In a folder that cannot be written (a disk remounted read-only, a snapshot)
+    SQLite cannot make the -shm file it opens a WAL database with: with no commit in the WAL
+    (none, or empty) the file is the whole database and nobody can change it, so it is read as
+    it is (``immutable``), as `brain status` and `brain ask` read it; it was called "not a
+    sound SQLite database" and left out."""
+    from .errors import read_only_failure
+
+    uri = source.resolve().as_uri()
+    wal = source.with_name(source.name + "-wal")
+    for flags in ("mode=ro", "mode=ro&immutable=1"):
+        try:
+            src = sqlite3.connect(f"{uri}?{flags}", uri=True, isolation_level=None, timeout=30)
+        except sqlite3.Error as exc:
+            raise BackupError(f"cannot open {source} to back it up: {exc}") from exc
+        try:
+            # One read transaction for every step: the backup API reads each step in it, so no
+            # commit in between restarts the copy or tears it.
+            src.execute("BEGIN")
+        except BaseException:
+            src.close()
+            raise
+        try:
+            page_size = int(src.execute("PRAGMA page_size").fetchone()[0])
+            src.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.DatabaseError as exc:
+            src.close()
+            if not read_only_failure(exc):
+                raise UnsoundDatabase(
+                    f"{source} is not a sound SQLite database ({exc}): it was not backed up; see `brain status`",
+                    str(exc),
+                ) from exc
+            try:
+                pending = wal.stat().st_size
+            except OSError:
+                pending = 0
+            if flags == "mode=ro" and not pending:
+                continue
+            raise BackupError(
+                f"cannot read {source} to back it up ({exc}): its folder cannot be written"
+                + (
+                    f", and SQLite reads the commits in its WAL ({_mb(pending)}) only through a -shm file"
+                    if pending
+                    else ""
+                )
+                + "; back up from a brain home this user may write (`brain status` says which folder)"
+            ) from exc
+        return src, page_size
+    raise AssertionError("unreachable")
 
 
 def _check(db: sqlite3.Connection) -> str | None:

@@ -636,3 +636,71 @@ def test_the_mkdir_hint_for_a_dest_whose_name_holds_a_line_break_makes_that_fold
     command = out.split("(mkdir -p ", 1)[1].split("), or ", 1)[0]
     subprocess.run([bash, "-c", f"mkdir -p {command}"], check=True, cwd=tmp_path, timeout=30)
     assert missing.is_dir()
+
+
+@pytest.mark.slow  # subprocesses
+@pytest.mark.parametrize("wal", ["none", "a live WAL"])
+def test_a_read_only_brain_home_is_backed_up_whole(toy_vault, tmp_path, brain_home, wal):
+    """A brain home that cannot be written (a disk the kernel remounted read-only after an error,
+    a file-system snapshot, a home of mode 0500): just where one wants a backup. SQLite cannot
+    make the -shm file a WAL database is opened with there, and `brain backup` said the index
+    and the ledger were "not a sound SQLite database (unable to open database file)", and
+    backed up neither, while `brain status` and `brain ask` read them. With a WAL in it (a
+    writer killed, its -shm left), SQLite reads the WAL through the -shm as it is."""
+    from index_helpers import modes_binding_prefix
+
+    prefix = modes_binding_prefix()
+    _index(toy_vault)
+    with connection() as db:
+        write_turn(db, {"turn_key": "k1", "session_id": "s", "ask": "kept on a read-only disk"})
+    if wal == "a live WAL":  # a writer that died with its commits in the WAL, as kill -9 leaves it
+        script = (
+            "import os, sqlite3, sys\n"
+            "for path in sys.argv[1:]:\n"
+            "    db = sqlite3.connect(path)\n"
+            "    db.execute('PRAGMA wal_autocheckpoint = 0')\n"
+            "    db.execute('CREATE TABLE IF NOT EXISTS after_the_kill (x)')\n"
+            "    db.execute('INSERT INTO after_the_kill VALUES (1)')\n"
+            "    db.commit()\n"
+            "os._exit(0)\n"
+        )
+        index_db = next((brain_home / "vaults").glob(f"*/{INDEX_FILE}"))
+        subprocess.run([sys.executable, "-c", script, str(index_db), str(brain_home / "brain.db")], check=True)
+        assert (brain_home / "brain.db-wal").stat().st_size > 0
+    modes = {p: p.stat().st_mode for p in [brain_home, *brain_home.rglob("*")]}
+    for path in modes:
+        path.chmod(stat.S_IMODE(modes[path]) & ~0o222)
+    try:
+        env = {**os.environ, "BRAIN_HOME": str(brain_home)}
+        done = subprocess.run(
+            [*prefix, sys.executable, "-m", "brain", "backup", str(tmp_path / "copy")],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        for path, mode in modes.items():
+            path.chmod(stat.S_IMODE(mode))
+    assert done.returncode == 0 and "not a sound" not in done.stderr, done.stderr
+    copy = tmp_path / "copy"
+    (index_copy,) = (copy / "vaults").glob(f"*/{INDEX_FILE}")
+    for path in (index_copy, copy / "brain.db"):
+        db = sqlite3.connect(path)
+        try:
+            assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            if wal == "a live WAL":
+                assert db.execute("SELECT x FROM after_the_kill").fetchall() == [(1,)], path
+        finally:
+            db.close()
+    db = sqlite3.connect(copy / "brain.db")
+    try:
+        assert db.execute("SELECT ask FROM turns").fetchall() == [("kept on a read-only disk",)]
+    finally:
+        db.close()
+    db = sqlite3.connect(index_copy)
+    try:
+        assert db.execute("SELECT count(*) FROM notes").fetchone()[0] == 35
+    finally:
+        db.close()
