@@ -221,7 +221,8 @@ def test_the_file_size_limit_under_index_is_named_and_nothing_is_lost(toy_vault,
     """A file size limit (`ulimit -f`) that stops the index's database: SQLite says only "disk I/O
     error", and `brain index` said "the index database … could not be used (disk I/O error)" (or,
     under 32 KB, "no room left … free some space on that disk", on a disk with room). The line
-    names the limit and the fix; the next run without it indexes everything."""
+    names the limit and the fix; the next run without it indexes everything, and a `brain ask`
+    under the limit answers, its warning naming the limit (it said to free space on the disk)."""
     home = tmp_path / "home"
     vault = ["--vault", str(toy_vault)]
     for _ in range(2):  # a second run finds what the first left behind it
@@ -237,3 +238,10 @@ def test_the_file_size_limit_under_index_is_named_and_nothing_is_lost(toy_vault,
     assert (data["notes"], data["chunks"]) == (35, 185), data
     done = _brain_limited(["ask", "--no-update", "--json", "how should agent memory work", *vault], home, None)
     assert done.returncode == 0 and json.loads(done.stdout)["results"], done.stderr
+    # `brain ask` under the limit answers from the index; a warning names the limit, not the disk
+    for name in ("vectors.faiss", "vectors.json", "recall-cache.npz"):
+        for stale in (home / "vaults").glob(f"*/{name}"):
+            stale.unlink()
+    done = _brain_limited(["ask", "--json", "how should agent memory work", *vault], home, limit)
+    assert done.returncode == 0 and json.loads(done.stdout)["results"], done.stderr
+    assert "free some space" not in done.stderr and "Traceback" not in done.stderr, done.stderr

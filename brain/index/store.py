@@ -330,7 +330,13 @@ class IndexStore:
             full = no_room(exc)
             if not (readonly_ok and path.exists() and (is_not_writable(exc) or full)):
                 raise
-            return cls._open_readonly(directory, no_space_message(directory, str(exc)) if full else None)
+            limit = file_size_limit_met(directory, exc) if full else None
+            why = (
+                file_size_limit_message(directory, str(exc), limit)
+                if limit is not None
+                else no_space_message(directory, str(exc))
+            )
+            return cls._open_readonly(directory, why if full else None)
         except BaseException:
             if conn is not None:
                 conn.close()
