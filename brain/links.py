@@ -1,9 +1,9 @@
 """Wikilinks and markdown links: extraction from a note body, and resolution as Obsidian does.
 
-Extraction ignores fenced code blocks and inline code. Resolution order: a path from the
-linking note's folder (``[[../Other/Note]]``, ``[[./Note]]``), vault-relative path (with or
-without ``.md``), then file name regardless of case (ties go to the note nearest the linking
-note), then a frontmatter alias. What is left is dangling.
+Extraction ignores code (fenced, indented, inline) and math (``$$ … $$``). Resolution order: a
+path from the linking note's folder (``[[../Other/Note]]``, ``[[./Note]]``), vault-relative path
+(with or without ``.md``), then file name regardless of case (ties go to the note nearest the
+linking note), then a frontmatter alias. What is left is dangling.
 """
 
 from __future__ import annotations
@@ -125,9 +125,25 @@ def mask_code(text: str, keep: frozenset[str] = frozenset()) -> str:
     fence or where the quote does (a line with fewer ``>``). So is one indented by four columns
     or more (a tab: a fence in a list item, as Obsidian indents them, or in indented code): it
     ends at its closing fence or at a line indented less (the list item ended).
+
+    Indented code (a line indented four columns or more after a blank line or a heading, outside
+    a list, ``_mask_indented_code``) and math (``$$ … $$``, ``_mask_math``) are blanked too:
+    Obsidian renders both as they are written, no link nor tag in them.
     """
-    if "`" not in text and "~" not in text:  # no fence, no inline code: most notes
-        return text
+    last = _LAST_INDENTED[0]  # one tuple, read and replaced whole: threads may share it
+    if last[0] is not text:  # a note's links and its tags mask the same body: read it once
+        opens = text[:1] in (" ", "\t") or _MAY_OPEN_CODE.search(text) or _FIRST_MAY_OPEN_CODE.match(text)
+        last = _LAST_INDENTED[0] = (text, _mask_indented_code(text) if opens else text)
+    text = last[1]
+    if "`" in text or "~" in text:  # a fence or inline code
+        text = _mask_fences(text, keep)
+    if "$" in text and "$$" in text:  # "$" first: a search for one character is the faster
+        text = _mask_math(text)
+    return text
+
+
+def _mask_fences(text: str, keep: frozenset[str]) -> str:
+    """``mask_code``'s fences and inline code."""
     out: list[str] = []
     fence: str | None = None
     depth = 0  # the quote the open fence is in: how many ">" its lines start with
@@ -182,6 +198,92 @@ def mask_code(text: str, keep: frozenset[str] = frozenset()) -> str:
                 continue
             out.append(line if kept else " " * len(line))
     return "\n".join(out)
+
+
+# A list item's marker ("- ", "* ", "+ ", "1. ", "2) "), three spaces in at most.
+_LIST_ITEM = re.compile(r" {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
+# What opens a block after a paragraph's line, ending a list a blank line did not: a heading, a
+# fence, a quote or a thematic break.
+_OPENS_BLOCK = re.compile(r" {0,3}(?:#{1,6}(?:[ \t]|$)|`{3,}|~{3,}|>|(?:(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$)")
+
+
+# Where indented code may start (``_mask_indented_code``): a line indented four columns or more
+# (a tab) after a blank line, a heading or a fence's line, or first. Most notes with indented lines
+# (nested list items) have none, and are not read line by line; a literal "\n" first, as the
+# regex engine looks for it fast (an "^" in MULTILINE tried every position: 4x the time).
+_MAY_OPEN_CODE = re.compile(r"\n(?:[ \t]*| {0,3}[#`~][^\n]*)\n(?: {4}| {0,3}\t)")
+_FIRST_MAY_OPEN_CODE = re.compile(r" {0,3}[#`~][^\n]*\n(?: {4}| {0,3}\t)")
+_LAST_INDENTED = [("", "")]  # the text ``mask_code`` read last for indented code, and what it gave
+_BLOCK_FIRST = frozenset(" \t-+*#`~>_0123456789")  # the first characters of the lines but a paragraph's
+
+
+def _mask_indented_code(text: str) -> str:
+    """``text`` with its indented code blanked: a line indented four columns or more (a tab)
+    opening no list item, after a blank line, a heading or a fence's end, outside a list, to the
+    next line indented less (CommonMark; Obsidian renders it as code, and reads no link or tag
+    in it: its editor, preview and metadata follow CommonMark). Not a list item's next paragraph
+    ("- item", a blank line, "\tmore"): a list runs to a line indented less than two columns
+    that a blank line (or a heading, a fence, a quote, a rule) parts from it. Indented code
+    inside a list item (indented four columns past its text) is read as text, as before."""
+    lines = text.split("\n")
+    fence: str | None = None
+    in_list = False
+    after_block = True  # the line before ends no paragraph: the start, a blank line, a heading, a fence
+    code = False
+    for number, line in enumerate(lines):
+        if fence is not None:
+            match = _FENCE.match(line)
+            if match and match.group(1).startswith(fence) and line.strip() == match.group(1):
+                fence, after_block = None, True
+            continue
+        if not line or line.isspace():
+            after_block = True
+            continue
+        if line[0] not in _BLOCK_FIRST:  # a paragraph's line (most lines): it ends a list after a blank line
+            in_list = in_list and not after_block
+            code = after_block = False
+            continue
+        if in_list and line.startswith(("  ", "\t", " \t")):  # the list's next line, or code in it: text
+            after_block = False
+            continue
+        indented = line[0] in " \t" and _columns(line) >= 4
+        if indented and (code or (after_block and not in_list)):
+            code = True
+            lines[number] = " " * len(line)
+            continue
+        code = False
+        if _LIST_ITEM.match(line):
+            in_list, after_block = True, False
+            continue
+        opens = _OPENS_BLOCK.match(line)
+        if in_list and _columns(line) < 2 and (after_block or opens):
+            in_list = False
+        match = _FENCE.match(line) if opens else None
+        if match:
+            fence = match.group(1)[0] * len(match.group(1))
+        after_block = bool(opens) and line.lstrip(" ")[:1] == "#"  # a heading is one line
+    return "\n".join(lines)
+
+
+def _mask_math(text: str) -> str:
+    """``text`` with its math blanked: ``$$ … $$``, on a line or over lines (Obsidian renders it
+    with MathJax, no link or tag in it). An unclosed ``$$`` (or ``\\$$``, escaped) hides nothing.
+    A loop of ``find``: a note of a thousand ``$$`` costs its length."""
+    parts: list[str] = []
+    done = search = 0
+    while (start := text.find("$$", search)) >= 0:
+        if start and text[start - 1] == "\\":
+            search = start + 2
+            continue
+        end = text.find("$$", start + 2)
+        if end < 0:
+            break
+        end += 2
+        math = text[start:end]
+        parts += [text[done:start], re.sub(r"[^\n]", " ", math) if "\n" in math else " " * len(math)]
+        done = search = end
+    parts.append(text[done:])
+    return "".join(parts)
 
 
 # A blockquote's markers at a line's start ("> ", ">> ", "> > "): a callout is one too.
