@@ -3,6 +3,8 @@ indented code; and headings it does not list: one inside a quote or a callout.""
 
 from __future__ import annotations
 
+import random
+
 from brain.chunking import _sections
 from brain.links import extract_links
 from brain.notes import inline_tags
@@ -51,3 +53,100 @@ def test_a_heading_in_a_quote_or_a_callout_is_not_the_notes():
     body = "> [!note] Title\n> # Inside\n> text\n\n> ## Quoted\n\n# Real\n"
     assert [h["path"] for h in headings(body)] == ["Real"]
     assert [section.heading_path for section in _sections(body)] == [(), ("Real",)]
+
+
+def test_an_index_that_counted_them_reads_those_notes_again(tmp_path):
+    """m036: the notes with math or indented code (and a link's or a tag's mark) are read again
+    once by the next run, their links and tags as Obsidian reads them."""
+    import sqlite3
+
+    from index_helpers import IndexView, history_problems, index_into
+
+    from brain.index.schema import INDEX_MIGRATIONS
+    from brain.migrations import connect
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "A.md").write_text("Text.\n\n$$\nx [[B]]\n$$\n", encoding="utf-8")
+    (vault / "B.md").write_text("Run:\n\n\tmake [[A]] #build\n", encoding="utf-8")
+    (vault / "C.md").write_text("- item\n\n    more [[A]]\n", encoding="utf-8")  # read the same, read again
+    (vault / "D.md").write_text("Plain [[A]] #tag.\n", encoding="utf-8")
+    (vault / "E.md").write_text("$$\nx = 1\n$$\n", encoding="utf-8")  # no link, no tag
+    home = tmp_path / "home"
+    _, directory = index_into(home, vault)
+    db = directory / "index.db"
+    conn = connect(str(db))
+    a, b = (conn.execute("SELECT id FROM notes WHERE path = ?", (p,)).fetchone()[0] for p in ("A.md", "B.md"))
+    conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm036_math_and_indented_code'")
+    conn.commit()
+    versions = conn.execute("SELECT count(*) FROM note_versions").fetchone()[0]
+    conn.close()
+    assert "m036_math_and_indented_code" in INDEX_MIGRATIONS.pending(sqlite3.connect(db))
+    report, _ = index_into(home, vault)
+    assert (report.changed, report.unchanged) == (3, 2)  # A, B and C; not D nor E
+    with IndexView(directory) as view:
+        assert view.conn.execute("SELECT count(*) FROM links WHERE source_id IN (?, ?)", (a, b)).fetchone()[0] == 0
+        assert view.conn.execute("SELECT count(*) FROM note_versions").fetchone()[0] == versions
+    assert history_problems(db) == []
+    assert index_into(home, vault)[0].changed == 0  # once
+
+
+_PIECES = [
+    "",
+    "text [[L]]",
+    "#tag here",
+    "    code [[K]] #c",
+    "\tcode [[K]]",
+    "  \t[[T]]",
+    "- item",
+    "1. item",
+    "# Heading",
+    "$$",
+    "$$x [[M]]$$",
+    "x = [[M]] #m",
+    "```",
+    "\t```",
+    "> quote [[Q]]",
+    "words " * 40,
+]
+
+
+def _mask_as_before(text: str, keep: frozenset[str] = frozenset()) -> str:
+    """``links.mask_code`` before m036: fences and inline code, no math nor indented code."""
+    from brain.links import _mask_fences
+
+    return _mask_fences(text, keep) if "`" in text or "~" in text else text
+
+
+def _read(body: str) -> tuple[list[str], list[str]]:
+    return [link.target for link in extract_links(body)], inline_tags(body)
+
+
+def test_m036_marks_every_note_read_otherwise():
+    # A note whose links or tags the new reading changes holds, in the chunks an older brain
+    # stored, what m036's marker looks for: 20,000 random notes of the pieces that matter.
+    import pytest
+
+    import brain.links
+    import brain.notes
+    from brain.chunking import chunk_body
+    from brain.index.schema import may_hold_math_or_indented_code
+
+    rng = random.Random(36)
+    changed = missed = 0
+    for _ in range(20_000):
+        body = "\n".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 12)))
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(brain.links, "mask_code", _mask_as_before)
+            patch.setattr(brain.notes, "mask_code", _mask_as_before)
+            before = _read(body)
+        if before == _read(body):
+            continue
+        changed += 1
+        texts = [chunk.text for chunk in chunk_body(body)]
+        marked = any(may_hold_math_or_indented_code(t) for t in texts) and any(
+            "[[" in t or "](" in t or "#" in t for t in texts
+        )
+        missed += not marked
+    assert changed > 1000
+    assert missed == 0

@@ -1735,6 +1735,37 @@ def m035_what_edited_migrations_missed(conn: sqlite3.Connection) -> None:
 INDEX_MIGRATIONS.safe_to_run_again.add("m035_what_edited_migrations_missed")
 
 
+# What brain reads otherwise since m036, in a chunk's text: math ("$$"), or a line indented four
+# columns or more (a tab: "\t", " \t") that may open indented code: first in the chunk, or after
+# a blank line (between a chunk's blocks), a heading or a fence's line (``links.mask_code``).
+_MATH_OR_INDENTED = re.compile(r"\$\$|(?:\A|\n(?:[ \t]*| {0,3}[#`~][^\n]*)\n|\A {0,3}[#`~][^\n]*\n)(?: {4}| {0,3}\t)")
+
+
+def may_hold_math_or_indented_code(text: str | None) -> bool:
+    """Whether a chunk's text may hold math or indented code, whose links and tags brain counted
+    before m036 (``links.mask_code`` blanks them since)."""
+    return text is not None and _MATH_OR_INDENTED.search(text) is not None
+
+
+@INDEX_MIGRATIONS
+def m036_math_and_indented_code(conn: sqlite3.Connection) -> None:
+    """Math (``$$ … $$``) and indented code (a line indented four columns or more after a blank
+    line or a heading, outside a list) hold no link and no tag, as Obsidian renders them: brain
+    counted their ``[[links]]`` and ``#tags``. The notes with a chunk that may hold either and a
+    chunk holding a link's or a tag's mark are read again by the next run (hash and mtime
+    cleared: the same bytes make no new version, and a chunk of the same text keeps its vector)."""
+    conn.create_function("brain_math_or_indented", 1, may_hold_math_or_indented_code, deterministic=True)
+    conn.execute(
+        "UPDATE notes SET hash = '', mtime_ns = -1 WHERE id IN (SELECT note_id FROM chunks"
+        " WHERE (text LIKE '%$$%' OR text LIKE '%    %' OR instr(text, char(9)) > 0) AND brain_math_or_indented(text))"
+        " AND id IN (SELECT note_id FROM chunks WHERE text LIKE '%[[%' OR text LIKE '%](%' OR text LIKE '%#%')"
+    )
+
+
+# It only marks notes to be read again: run again, it gives the same rows.
+INDEX_MIGRATIONS.safe_to_run_again.add("m036_math_and_indented_code")
+
+
 def search_past_chunks(conn: sqlite3.Connection) -> None:
     """Give each past chunk that holds a character ``for_search`` may drop its ``search_*``
     columns: m021, and a rebuild carrying the past of an index that lacked them. (SQL's GLOB with
