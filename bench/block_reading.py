@@ -1,6 +1,7 @@
 """What reading setext headings, fences in quotes, callouts and list items, and a comment opened
-on a heading line as Obsidian does (m034_setext_headings_and_nested_fences) changes of a vault:
-the notes m034 reads again and, with ``--old``, every note whose links, tags, outline (``brain
+on a heading line as Obsidian does (m034_setext_headings_and_nested_fences), and math and
+indented code (m036_math_and_indented_code), changes of a vault: the notes m034 and m036 read
+again and, with ``--old``, every note whose links, tags, outline (``brain
 note``'s headings) or chunks (heading paths and texts) differ from another brain's, each
 difference shown, and the CPU time each brain takes to parse and chunk the vault.
 
@@ -65,13 +66,20 @@ def main() -> None:
     args = parser.parse_args()
     here = Path(__file__).resolve().parent.parent
     sys.path.insert(0, str(here))
-    from brain.index.schema import read_otherwise_since_m034
+    from brain.index.schema import may_hold_math_or_indented_code, read_otherwise_since_m034
+
+    def marked_by_m036(chunks: list[list]) -> bool:
+        texts = [text for _, text in chunks]
+        return any(may_hold_math_or_indented_code(t) for t in texts) and any(
+            "[[" in t or "](" in t or "#" in t for t in texts
+        )
 
     for vault in args.vaults:
         new = read(vault, here)
         seconds = new.pop("")
         marked = [path for path, note in new.items() if any(read_otherwise_since_m034(t) for _, t in note["chunks"])]
-        print(f"{vault.name}: {len(new)} notes; m034 reads again {len(marked)}")
+        again = [path for path, note in new.items() if marked_by_m036(note["chunks"])]
+        print(f"{vault.name}: {len(new)} notes; m034 reads again {len(marked)}, m036 {len(again)}")
         if not args.old:
             continue
         old = read(vault, args.old)
@@ -91,7 +99,10 @@ def main() -> None:
                         print(f"    {path}: the same heading paths, a chunk's text otherwise")
                         continue
                 print(f"    {path}: {before} -> {after}")
-        print(f"  of the {len(stored)} read otherwise in the index, m034 reads again {len(stored & set(marked))}")
+        print(
+            f"  of the {len(stored)} read otherwise in the index, m034 reads again {len(stored & set(marked))},"
+            f" m036 {len(stored & set(again))}"
+        )
 
 
 if __name__ == "__main__":
