@@ -266,24 +266,41 @@ def _mask_indented_code(text: str) -> str:
 
 
 def _mask_math(text: str) -> str:
-    """``text`` with its math blanked: ``$$ … $$``, on a line or over lines (Obsidian renders it
-    with MathJax, no link or tag in it). An unclosed ``$$`` (or ``\\$$``, escaped) hides nothing.
-    A loop of ``find``: a note of a thousand ``$$`` costs its length."""
+    """``text`` with its math blanked (Obsidian renders it with MathJax, no link or tag in it):
+    ``$$ … $$`` on one line, or a block whose ``$$`` opens its line (after spaces or a quote's
+    ``>``), over lines to its closing ``$$`` but never past a blank line. An unclosed ``$$`` (or
+    ``\\$$``, escaped) hides nothing, nor do two on different lines of text ("- [[Cafe]] $$" over
+    "- [[Bistro]] $$$": prices, not math): a link wrongly hidden is a link lost. A loop of
+    ``find``: a note of a thousand ``$$`` costs its length."""
     parts: list[str] = []
     done = search = 0
+    line_start = line_end = -1  # the line "$$" was last found on: one long line is searched once
     while (start := text.find("$$", search)) >= 0:
         if start and text[start - 1] == "\\":
             search = start + 2
             continue
-        end = text.find("$$", start + 2)
+        if start > line_end:
+            line_start = text.rfind("\n", 0, start) + 1
+            line_end = text.find("\n", start)
+            line_end = len(text) if line_end < 0 else line_end
+        end = text.find("$$", start + 2, line_end)
+        if end < 0 and not text[line_start:start].strip(" \t>"):  # a block: "$$" opens its line
+            end = text.find("$$", start + 2)
+            if end >= 0 and _BLANK_LINE.search(text, start, end):
+                end = -1
         if end < 0:
-            break
+            search = start + 2
+            continue
         end += 2
         math = text[start:end]
-        parts += [text[done:start], re.sub(r"[^\n]", " ", math) if "\n" in math else " " * len(math)]
+        blank = " " * len(math) if "\n" not in math else "\n".join(" " * len(line) for line in math.split("\n"))
+        parts += [text[done:start], blank]
         done = search = end
     parts.append(text[done:])
     return "".join(parts)
+
+
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
 
 
 # A blockquote's markers at a line's start ("> ", ">> ", "> > "): a callout is one too.

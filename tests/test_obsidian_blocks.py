@@ -25,6 +25,12 @@ def test_math_holds_no_link_nor_tag():
     assert _targets("Costs $$ and [[Seen]] #real\n") == ["Seen"]
     assert _targets("\\$$ [[A]] $$ [[B]]\n") == ["A", "B"]  # the second $$ opens one not closed
     assert _targets("`$$` [[A]] `$$` [[B]]\n") == ["A", "B"]
+    # math is on one line, or a block whose $$ opens its line, never past a blank line: prices
+    # ("$$", "$$$") on lines of text are no math, and a link between them no less a link
+    assert _targets("- [[Cafe]] $$\n- [[Bistro]] $$$\n- [[Diner]] $\n") == ["Cafe", "Bistro", "Diner"]
+    assert _targets("Price $$ [[A]]\n\nmore $$ [[B]]\n") == ["A", "B"]
+    assert _targets("$$\nx [[A]]\n\ny\n$$\n") == ["A"]
+    assert _targets("> $$\n> x [[Hidden]]\n> $$\n[[Seen]]\n") == ["Seen"]
 
 
 def test_indented_code_holds_no_link_nor_tag():
