@@ -63,6 +63,7 @@ _TEMP_MARK = ".brain-backup-"
 # name too long for the disk), the mark, its process id and a random part.
 _TEMP_FOLDER = re.compile(r"\..*\.brain-backup-([0-9]+)-[0-9a-f]{8}", re.DOTALL)
 _LOCK = ".backup.lock"
+_LOCK_TAKING = ".backup.lock.taking"  # the lock file until it is held: the sweep does not open it
 
 Progress = Callable[[int, int], None]  # (bytes copied so far, bytes to copy)
 
@@ -464,13 +465,22 @@ def _temporary_folder(dest: Path) -> Iterator[Path]:
     try:
         temp.mkdir(mode=0o700)
         os.chmod(temp, 0o700)  # whatever the umask
-        lock = os.open(temp / _LOCK, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        # The lock is taken under a name the sweep of killed backups does not open, and renamed
+        # into place held: made under its own name and taken a moment later, a backup starting
+        # beside this one found it free in between, took the folder for a killed backup's and
+        # removed it under this one (which then failed, "No such file or directory"). Until the
+        # rename, the sweep asks after this process, which is alive.
+        lock = os.open(temp / _LOCK_TAKING, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
     except OSError as exc:
         shutil.rmtree(temp, ignore_errors=True)
         raise _os_error(exc, dest) from exc
     try:
         if fcntl is not None:
             fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            os.rename(temp / _LOCK_TAKING, temp / _LOCK)
+        except OSError as exc:
+            raise _os_error(exc, dest) from exc
         yield temp
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
@@ -518,7 +528,7 @@ def _abandoned(folder: Path, pid: str) -> bool:
         try:
             fd = os.open(folder / _LOCK, os.O_RDWR)
         except FileNotFoundError:
-            pass  # not made yet, or taken away before the rename: ask after the process
+            pass  # not held yet, or taken away before the rename: ask after the process
         except OSError:
             return False
         else:

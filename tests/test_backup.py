@@ -704,3 +704,53 @@ def test_a_read_only_brain_home_is_backed_up_whole(toy_vault, tmp_path, brain_ho
         assert db.execute("SELECT count(*) FROM notes").fetchone()[0] == 35
     finally:
         db.close()
+
+
+# A backup held between making its lock file and taking the lock (the lock's flock called, and
+# waiting for the test's word), then let go on.
+HELD_BEFORE_LOCK = textwrap.dedent(
+    """
+    import fcntl, sys, time
+    from pathlib import Path
+    from brain import backup as module
+    dest, ready, go = (Path(arg) for arg in sys.argv[1:4])
+
+    class Held:
+        def __getattr__(self, name):
+            return getattr(fcntl, name)
+
+        def flock(self, fd, operation):
+            if operation == fcntl.LOCK_EX:  # the lock of its own folder, not the sweep's try
+                ready.touch()
+                deadline = time.monotonic() + 60
+                while not go.exists() and time.monotonic() < deadline:
+                    time.sleep(0.01)
+            return fcntl.flock(fd, operation)
+
+    module.fcntl = Held()
+    module.backup(dest)
+    """
+)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock")
+def test_a_backup_starting_beside_one_that_has_not_yet_taken_its_lock_leaves_its_folder(toy_vault, tmp_path):
+    # The lock file was made under its own name and taken a moment later: a backup starting
+    # beside it in that moment found the lock free, took the folder for a killed backup's and
+    # removed it, and the first backup failed ("No such file or directory")
+    _index(toy_vault)
+    ready, go = tmp_path / "ready", tmp_path / "go"
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    args = [str(tmp_path / "first"), str(ready), str(go)]
+    first = subprocess.Popen([sys.executable, "-c", HELD_BEFORE_LOCK, *args], env=env, stderr=subprocess.PIPE)
+    try:
+        _wait_for(lambda: ready.exists() or first.poll() is not None)
+        assert first.poll() is None, first.stderr.read().decode() if first.stderr else ""
+        backup(tmp_path / "second")  # sweeps killed backups' folders beside it
+    finally:
+        go.touch()
+        _, err = first.communicate(timeout=120)
+    assert first.returncode == 0, err.decode()
+    for name in ("first", "second"):
+        _sound(tmp_path / name / "vaults" / config.index_dir(toy_vault).name / INDEX_FILE)
+    assert not [p.name for p in tmp_path.iterdir() if ".brain-backup-" in p.name]
