@@ -1125,3 +1125,99 @@ def test_install_refuses_a_brain_home_or_db_that_cannot_be_one(tmp_path, monkeyp
     assert name in line and ("not a folder" in line or "not a file" in line), line
     assert "install again" in line
     assert not (project / ".mcp.json").exists() and not (project / ".claude").exists()
+
+
+# A brain edit of a settings file held between its read of the file and its write (until the
+# test's word), while another program writes the file.
+HELD_AFTER_READ = """
+import sys, time
+from pathlib import Path
+from brain.cli import cli
+from brain.ledger import install as hooks
+from brain.mcp import install as mcp
+ready, go = Path(sys.argv[1]), Path(sys.argv[2])
+read = hooks.load_settings
+
+def held(path):
+    data = read(path)
+    if not ready.exists():  # the first read alone
+        ready.touch()
+        deadline = time.monotonic() + 60
+        while not go.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+    return data
+
+hooks.load_settings = mcp.load_settings = held
+cli.main(sys.argv[3:])
+"""
+
+
+@pytest.mark.parametrize("command", ["mcp install", "hook install", "hook uninstall"])
+def test_what_another_program_writes_while_brain_edits_the_file_is_kept(tmp_path, monkeypatch, command):
+    # Claude Code rewrites ~/.claude.json as it runs (and `claude mcp add`, an editor, write the
+    # settings): a write of theirs between brain's read of the file and its replace was lost
+    home, vault = tmp_path / "home", tmp_path / "vault"
+    vault.mkdir()
+    (vault / "a.md").write_text("# A\n")
+    monkeypatch.setenv("HOME", str(home))
+    if command == "mcp install":
+        path, args = home / ".claude.json", ["mcp", "install", "--user", "--vault", str(vault)]
+    else:
+        path, args = home / ".claude" / "settings.json", [*command.split(), "--user"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"model": "opus"}))
+    if command == "hook uninstall":
+        setup.install(path, CMD)
+    ready, go = tmp_path / "ready", tmp_path / "go"
+    root = str(Path(setup.__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    child = subprocess.Popen(
+        [sys.executable, "-c", HELD_AFTER_READ, str(ready), str(go), *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists() and child.poll() is None:
+            assert time.monotonic() < deadline, "timed out"
+            time.sleep(0.01)
+        assert child.poll() is None, child.stdout.read().decode() if child.stdout else ""
+        theirs = {**json.loads(path.read_text()), "numStartups": 7}  # as Claude Code writes it
+        (tmp_path / "theirs.json").write_text(json.dumps(theirs, indent=2))
+        os.replace(tmp_path / "theirs.json", path)
+    finally:
+        go.touch()
+        out, _ = child.communicate(timeout=120)
+    assert child.returncode == 0, out.decode()
+    data = json.loads(path.read_text())
+    assert data["numStartups"] == 7 and data["model"] == "opus", data
+    if command == "mcp install":
+        assert "brain" in data["mcpServers"]
+    elif command == "hook install":
+        assert _commands(path, "Stop")
+    else:
+        assert "Stop" not in data.get("hooks", {})
+    if command != "hook uninstall":  # the edit made anew took one backup: the try given up took none
+        assert [json.loads(each.read_text()) for each in setup.backups_of(path)] == [
+            {"model": "opus", "numStartups": 7}
+        ]
+
+
+def test_a_file_another_program_rewrites_at_every_try_is_left_as_it_wrote_it_and_said(tmp_path, monkeypatch):
+    path = _settings(tmp_path, {"model": "opus"})
+    read, writes = setup.load_settings, []
+
+    def rewritten(p: Path):  # each read of brain's followed by a write of the other program's
+        data = read(p)
+        writes.append(len(writes))
+        p.write_text(json.dumps({"model": "opus", "numStartups": len(writes)}))
+        return data
+
+    monkeypatch.setattr(setup, "load_settings", rewritten)
+    out = CliRunner().invoke(cli, ["hook", "install", "--settings", str(path)])
+    assert out.exit_code == 1 and len(writes) == setup.EDIT_TRIES
+    assert f"changed by another program each time brain was about to write it ({setup.EDIT_TRIES} tries)" in out.output
+    assert "Traceback" not in out.output and len(out.output.strip().splitlines()) == 1, out.output
+    assert json.loads(path.read_text()) == {"model": "opus", "numStartups": setup.EDIT_TRIES}
+    assert _backups(path) == [] and sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]

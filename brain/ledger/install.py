@@ -6,7 +6,8 @@ other setting and hook of the user, is idempotent, backs the file up before chan
 reports what it did. The file keeps its mode and owner (a 0600 file stays 0600, and so is its
 backup), a symlinked file is written through to its target, and a read-only one is left alone,
 as is one whose owner the new file could not keep and JSON the rewrite would change (a key twice,
-NaN, a number that overflows). Edits of one file are serialised (``editing``), and only a
+NaN, a number that overflows). Edits of one file are serialised (``editing``), one made between
+brain's read and write by another program is not written over (``anew_if_changed``), and only a
 command of brain's own form is brain's (``is_ours``).
 The command written names the installed ``brain`` by absolute path (Claude Code's shell may not
 have the user's virtualenv or PATH), shell-quoted, with ``BRAIN_HOME``/``BRAIN_DB`` baked in when
@@ -29,7 +30,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 try:
     import fcntl
@@ -48,6 +49,17 @@ BOM = "\ufeff"
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _PYTHON = re.compile(r"python[0-9.]*(?:\.exe)?|py(?:\.exe)?")
+# The bytes each settings file held when brain last read or wrote it, by its real path (None:
+# no file). Another program's write (Claude Code rewrites ~/.claude.json as it runs; `claude mcp
+# add`, an editor) between brain's read and its replace was written over, the user's change lost:
+# the file is now compared just before, and the edit made anew from what it holds then.
+_read_as: dict[str, bytes | None] = {}
+EDIT_TRIES = 5
+_T = TypeVar("_T")
+
+
+class ChangedMeanwhile(ConfigError):
+    """The settings file changed between brain's read of it and its write: nothing was written."""
 
 
 @dataclass
@@ -243,9 +255,11 @@ def load_settings(path: Path) -> dict[str, Any] | None:
             raise ConfigError(f"{path} is not a regular file; name the settings file itself")
         raw = path.read_bytes()
     except FileNotFoundError:
+        _read_as[os.path.realpath(path)] = None
         return None
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    _read_as[os.path.realpath(path)] = raw
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -270,6 +284,32 @@ def load_settings(path: Path) -> dict[str, Any] | None:
     if not isinstance(data, dict):
         raise ConfigError(f"{path} does not hold a JSON object; fix it, then run this again")
     return data
+
+
+def _unchanged_since_read(target: Path, path: Path) -> None:
+    """Raise ``ChangedMeanwhile`` when the settings file at ``target`` (``path``'s real path) no
+    longer holds what brain read of it (``load_settings``); one brain did not read is not asked."""
+    key = str(target)
+    if key not in _read_as:
+        return
+    try:
+        now: bytes | None = target.read_bytes()
+    except FileNotFoundError:
+        now = None
+    if now != _read_as[key]:
+        raise ChangedMeanwhile(
+            f"{path} was changed by another program each time brain was about to write it ({EDIT_TRIES} tries): "
+            "nothing of brain's was written; run this again (with Claude Code closed, if it keeps rewriting the file)"
+        )
+
+
+def anew_if_changed(edit: Callable[[], _T]) -> _T:
+    """``edit`` (read the settings file, change it, write it), made anew from the file as it is
+    when another program wrote it meanwhile (``ChangedMeanwhile``), up to ``EDIT_TRIES`` times."""
+    for _ in range(EDIT_TRIES - 1):
+        with contextlib.suppress(ChangedMeanwhile):
+            return edit()
+    return edit()
 
 
 def _jsonc_hint(text: str, exc: ValueError) -> str:
@@ -434,7 +474,11 @@ def _write(path: Path, target: Path, content: bytes, original: os.stat_result | 
         make_folder(path)
         if original is not None and backup:
             made = _backup(path, target, original)
-        _replace(target, content, original, private=user_scope(path))
+        _replace(target, content, original, private=user_scope(path), path=path)
+    except ChangedMeanwhile:
+        if made is not None:  # a copy of the file as another program left it, and brain changed nothing
+            made.unlink(missing_ok=True)
+        raise
     except OSError as exc:
         if made is not None:
             made.unlink(missing_ok=True)
@@ -655,9 +699,12 @@ def _without(data: dict[str, Any], spots: list[Spot], *, strict: bool = True) ->
     return out
 
 
-def _replace(target: Path, content: bytes, original: os.stat_result | None, *, private: bool = False) -> None:
+def _replace(
+    target: Path, content: bytes, original: os.stat_result | None, *, private: bool = False, path: Path | None = None
+) -> None:
     """Put ``content`` in place of ``target`` in one step: with ``original``'s owner and mode, or
-    new: 0600 when ``private``, else what the umask gives."""
+    new: 0600 when ``private``, else what the umask gives. ``ChangedMeanwhile`` when ``target``
+    no longer holds what brain read of it (``path``: the name the user gave, for the message)."""
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.tmp-")  # 0600
     tmp = Path(tmp_name)
     try:
@@ -669,7 +716,9 @@ def _replace(target: Path, content: bytes, original: os.stat_result | None, *, p
             umask = os.umask(0o022)
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)
+        _unchanged_since_read(target, path or target)
         os.replace(tmp, target)
+        _read_as[str(target)] = content
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -704,25 +753,29 @@ def install_hooks(path: Path, commands: dict[str, str]) -> Change:
     one backup holding the file as it was (two installs in a row left a second backup holding the
     first one's half-done file, the only backup of a file that did not exist before)."""
     with editing(path, create=True) as new_folder:
-        loaded = load_settings(path)
-        existed = loaded is not None
-        data = loaded if loaded is not None else {}
-        _same_database(data, path, commands)
-        made = _would_make(data, existed, commands)
-        if not existed:
-            made.add(FOLDER if new_folder else FOLDER_THERE)
-        messages, changed = [], False
-        for kind, command in commands.items():
-            message, edited = _install(data, path, command, kind)
-            messages.append(message)
-            changed = changed or edited
-        if not changed:
-            return Change(path, False, "\n".join(messages))
-        backup = save_settings(path, data, existed)
-        MADE.remember(path, made)
-        if backup:
-            messages.append(f"backup: {backup}")
-        return Change(path, True, "\n".join(messages), backup)
+        return anew_if_changed(lambda: _install_hooks(path, commands, new_folder))
+
+
+def _install_hooks(path: Path, commands: dict[str, str], new_folder: bool) -> Change:
+    loaded = load_settings(path)
+    existed = loaded is not None
+    data = loaded if loaded is not None else {}
+    _same_database(data, path, commands)
+    made = _would_make(data, existed, commands)
+    if not existed:
+        made.add(FOLDER if new_folder else FOLDER_THERE)
+    messages, changed = [], False
+    for kind, command in commands.items():
+        message, edited = _install(data, path, command, kind)
+        messages.append(message)
+        changed = changed or edited
+    if not changed:
+        return Change(path, False, "\n".join(messages))
+    backup = save_settings(path, data, existed)
+    MADE.remember(path, made)
+    if backup:
+        messages.append(f"backup: {backup}")
+    return Change(path, True, "\n".join(messages), backup)
 
 
 # What brain's install made here (the file, "hooks", an event's list): uninstall takes away
@@ -841,7 +894,7 @@ def _drop(groups: list[Any], entries: list[tuple[dict[str, Any], dict[str, Any]]
 def uninstall(path: Path, kinds: tuple[str, ...] = tuple(HOOKS)) -> Change:
     """Remove brain's hooks of ``kinds`` (both by default) from the settings file at ``path``, nothing else."""
     with editing(path):
-        return _uninstall(path, kinds)
+        return anew_if_changed(lambda: _uninstall(path, kinds))
 
 
 def _uninstall(path: Path, kinds: tuple[str, ...]) -> Change:
@@ -942,6 +995,7 @@ def put_back(
         settled, made = {}, {FILE}
     if not settled and FILE in made and not left:
         target = Path(os.path.realpath(path))  # of a link, what the link names: brain made that
+        _unchanged_since_read(target, path)  # what another program wrote in it meanwhile stays
         try:
             target.unlink()
         except OSError as exc:

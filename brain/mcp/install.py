@@ -20,6 +20,7 @@ from ..install_record import FILE, FOLDER, FOLDER_THERE, InstallRecord
 from ..ledger.install import (
     Change,
     Spot,
+    anew_if_changed,
     brain_executable,
     editing,
     is_brain_program,
@@ -103,7 +104,7 @@ def _servers(data: dict[str, Any], path: Path) -> dict[str, Any]:
 def install(path: Path, entry: dict[str, Any], name: str = NAME) -> Change:
     """Add (or update) the ``name`` server in the MCP config at ``path``."""
     with editing(path, create=True) as new_folder:
-        return _install(path, entry, name, new_folder)
+        return anew_if_changed(lambda: _install(path, entry, name, new_folder))
 
 
 def _install(path: Path, entry: dict[str, Any], name: str, new_folder: bool) -> Change:
@@ -136,7 +137,7 @@ def _install(path: Path, entry: dict[str, Any], name: str, new_folder: bool) -> 
 def uninstall(path: Path, name: str = NAME) -> Change:
     """Remove the ``name`` server from the MCP config at ``path``; nothing else."""
     with editing(path):
-        return _uninstall(path, name)
+        return anew_if_changed(lambda: _uninstall(path, name))
 
 
 def _uninstall(path: Path, name: str) -> Change:
