@@ -754,3 +754,56 @@ def test_a_backup_starting_beside_one_that_has_not_yet_taken_its_lock_leaves_its
     for name in ("first", "second"):
         _sound(tmp_path / name / "vaults" / config.index_dir(toy_vault).name / INDEX_FILE)
     assert not [p.name for p in tmp_path.iterdir() if ".brain-backup-" in p.name]
+
+
+# A backup held just before its rename into DEST (until the test's word).
+HELD_BEFORE_RENAME = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from brain import backup as module
+    from brain.cli import cli
+    ready, go = Path(sys.argv[1]), Path(sys.argv[2])
+    put = module._put_in_place
+
+    def held(temp, dest):
+        ready.touch()
+        deadline = time.monotonic() + 60
+        while not go.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return put(temp, dest)
+
+    module._put_in_place = held
+    cli.main(["backup", *sys.argv[3:]])
+    """
+)
+
+
+@pytest.mark.parametrize("empty_dest_there", [False, True])
+def test_two_backups_to_one_dest_leave_the_first_whole_and_the_second_says_so(toy_vault, tmp_path, empty_dest_there):
+    # Both pass the look at DEST (none, or an empty folder); the rename is the one step that makes
+    # DEST: the second's fails over the first's copy, which it leaves as it was, with its own folder
+    _index(toy_vault)
+    dest, ready, go = tmp_path / "copy", tmp_path / "ready", tmp_path / "go"
+    if empty_dest_there:
+        dest.mkdir()
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    second = subprocess.Popen(
+        [sys.executable, "-c", HELD_BEFORE_RENAME, str(ready), str(go), str(dest)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        _wait_for(lambda: ready.exists() or second.poll() is not None)
+        assert second.poll() is None, second.stderr.read().decode() if second.stderr else ""
+        backup(dest)
+        made = {p.relative_to(dest): p.read_bytes() for p in dest.rglob("*") if p.is_file()}
+    finally:
+        go.touch()
+        _, err = second.communicate(timeout=120)
+    assert second.returncode == 1
+    assert err.decode().strip() == f"Error: {dest} was made while the backup ran: nothing of the backup was left there"
+    assert {p.relative_to(dest): p.read_bytes() for p in dest.rglob("*") if p.is_file()} == made
+    _sound(dest / "vaults" / config.index_dir(toy_vault).name / INDEX_FILE)
+    assert not [p.name for p in tmp_path.iterdir() if ".brain-backup-" in p.name]
