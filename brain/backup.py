@@ -211,7 +211,35 @@ def copy_database(
     return pages * page_size, problem
 
 
+# Opens of a database that a rebuild swapped for another meanwhile, tried again (a rebuild takes
+# minutes: two swaps within one open are not met).
+OPEN_TRIES = 3
+
+
 def _open_source(source: Path) -> tuple[sqlite3.Connection, int]:
+    """``source`` opened read-only inside the read transaction every step of the copy reads, and
+    its page size (``_open_read_only``). SQLite opens the database file when it connects, and its
+    WAL and shared memory by name at the first read: a ``brain index --rebuild`` swapping its
+    folder in between (renameat2, while the backup ran) gave the old file read through the new
+    index's WAL, pages of two databases, a torn copy. The file at the path is the one opened when
+    it is the same before the connect and after the first read; else the database is opened again."""
+    for tries_left in range(OPEN_TRIES - 1, -1, -1):
+        before = _identity(source)
+        try:
+            src, page_size = _open_read_only(source)
+        except UnsoundDatabase:
+            if tries_left and before is not None and _identity(source) != before:
+                continue  # read torn by a swap: opened again
+            raise
+        if before is not None and _identity(source) == before:
+            return src, page_size
+        src.close()
+        if not tries_left:
+            raise BackupError(f"{source} was replaced each time it was opened to be backed up: back up again")
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _open_read_only(source: Path) -> tuple[sqlite3.Connection, int]:
     """``source`` opened read-only inside the read transaction every step of the copy reads, and
     its page size. In a folder that cannot be written (a disk remounted read-only, a snapshot)
     SQLite cannot make the -shm file it opens a WAL database with: with no commit in the WAL
@@ -261,6 +289,14 @@ def _open_source(source: Path) -> tuple[sqlite3.Connection, int]:
             ) from exc
         return src, page_size
     raise AssertionError("unreachable")
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def _check(db: sqlite3.Connection) -> str | None:

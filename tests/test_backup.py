@@ -807,3 +807,66 @@ def test_two_backups_to_one_dest_leave_the_first_whole_and_the_second_says_so(to
     assert {p.relative_to(dest): p.read_bytes() for p in dest.rglob("*") if p.is_file()} == made
     _sound(dest / "vaults" / config.index_dir(toy_vault).name / INDEX_FILE)
     assert not [p.name for p in tmp_path.iterdir() if ".brain-backup-" in p.name]
+
+
+# A backup held between SQLite's open of the index and its first read of it (until the test's word).
+HELD_AFTER_OPEN = textwrap.dedent(
+    """
+    import sqlite3, sys, time
+    from pathlib import Path
+    from brain import backup as module
+    dest, vault, ready, go = sys.argv[1:5]
+
+    class Held:
+        def __getattr__(self, name):
+            return getattr(sqlite3, name)
+
+        def connect(self, *args, **kwargs):
+            conn = sqlite3.connect(*args, **kwargs)
+            if kwargs.get("uri") and not Path(ready).exists():  # the source's first open
+                Path(ready).touch()
+                deadline = time.monotonic() + 60
+                while not Path(go).exists() and time.monotonic() < deadline:
+                    time.sleep(0.01)
+            return conn
+
+    module.sqlite3 = Held()
+    module.backup(dest, vault=vault)
+    """
+)
+
+
+def test_a_rebuild_swapping_the_index_between_the_backups_open_and_its_first_read_gives_a_whole_copy(
+    toy_vault, tmp_path
+):
+    # SQLite opens the database file when it connects, its WAL and shared memory by name at the
+    # first read: the rebuild's swap in between gave the old file read through the new index's
+    # WAL, pages of two databases (a copy that failed its check, or was refused as unsound)
+    _index(toy_vault)
+    dest, ready, go = tmp_path / "copy", tmp_path / "ready", tmp_path / "go"
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    args = [str(dest), str(toy_vault), str(ready), str(go)]
+    child = subprocess.Popen([sys.executable, "-c", HELD_AFTER_OPEN, *args], env=env, stderr=subprocess.PIPE)
+    writer = None
+    try:
+        _wait_for(lambda: ready.exists() or child.poll() is not None)
+        assert child.poll() is None, child.stderr.read().decode() if child.stderr else ""
+        index_vault(toy_vault, embedder=FakeEmbedder(), rebuild=True, progress=False)
+        # a commit into the new index's WAL, held there (the connection stays open, no checkpoint)
+        writer = sqlite3.connect(config.index_dir(toy_vault) / INDEX_FILE, isolation_level=None)
+        writer.execute("PRAGMA wal_autocheckpoint = 0")
+        writer.execute("CREATE TABLE after_rebuild (x)")
+        writer.execute("INSERT INTO after_rebuild VALUES (1)")
+    finally:
+        go.touch()
+        _, err = child.communicate(timeout=120)
+        if writer is not None:
+            writer.close()
+    assert child.returncode == 0, err.decode()
+    copy = dest / "vaults" / config.index_dir(toy_vault).name / INDEX_FILE
+    _sound(copy)
+    db = sqlite3.connect(copy)
+    try:
+        assert db.execute("SELECT x FROM after_rebuild").fetchall() == [(1,)]  # the index as it is now
+    finally:
+        db.close()
