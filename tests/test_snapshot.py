@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -132,3 +133,73 @@ def test_excluded_applies_the_scans_rules_to_one_path(rel, is_dir, reason):
 
     rules = IgnoreRules(pathspec.GitIgnoreSpec.from_lines(["Templates/"]))
     assert excluded(rel, rules, is_dir=is_dir) == reason
+
+
+# An index snapshot opened (IndexStore.open_snapshot, what brain ask and brain serve answer from),
+# held between SQLite's open of index.db and its first read of it (until the test's word); then
+# what it reads, as JSON.
+HELD_AFTER_OPEN = """
+import json, sqlite3, sys, time
+from pathlib import Path
+from brain.index.store import IndexStore
+directory, ready, go = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+opened = sqlite3.connect
+
+def held(path, *args, **kwargs):
+    conn = opened(path, *args, **kwargs)
+    if str(path).endswith("index.db") and not ready.exists():  # the snapshot's open
+        ready.touch()
+        deadline = time.monotonic() + 60
+        while not go.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+    return conn
+
+sqlite3.connect = held
+store = IndexStore.open_snapshot(directory)
+check = [row[0] for row in store.conn.execute("PRAGMA integrity_check")]
+tables = [row[0] for row in store.conn.execute("SELECT name FROM sqlite_master WHERE name = 'after_rebuild'")]
+print(json.dumps({"check": check, "tables": tables, "current": store.still_at_its_path()}))
+"""
+
+
+def test_a_rebuild_swapping_the_index_while_a_snapshot_opens_gives_it_one_whole_index(toy_vault):
+    # SQLite opens the database file when it connects, its WAL and shared memory by name at the
+    # first read: a rebuild's swap in between gave brain ask / brain serve the old file read
+    # through the new index's WAL, pages of two databases (and said it was the index in place)
+    import sqlite3
+    import subprocess
+    import sys
+
+    from brain.index.indexer import index_vault
+
+    embedder = FakeEmbedder()
+    index_into(_home(), toy_vault, embedder)
+    directory = config.index_dir(toy_vault)
+    ready, go = toy_vault.parent / "ready", toy_vault.parent / "go"
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    child = subprocess.Popen(
+        [sys.executable, "-c", HELD_AFTER_OPEN, str(directory), str(ready), str(go)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    writer = None
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists() and child.poll() is None:
+            assert time.monotonic() < deadline, "timed out"
+            time.sleep(0.01)
+        assert child.poll() is None, child.stderr.read().decode() if child.stderr else ""
+        index_vault(toy_vault, embedder=embedder, rebuild=True, progress=False)
+        # a commit into the new index's WAL, held there (the connection stays open, no checkpoint)
+        writer = sqlite3.connect(directory / "index.db", isolation_level=None)
+        writer.execute("PRAGMA wal_autocheckpoint = 0")
+        writer.execute("CREATE TABLE after_rebuild (x)")
+    finally:
+        go.touch()
+        out, err = child.communicate(timeout=120)
+        if writer is not None:
+            writer.close()
+    assert child.returncode == 0, err.decode()
+    assert json.loads(out) == {"check": ["ok"], "tables": ["after_rebuild"], "current": True}

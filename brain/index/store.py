@@ -401,18 +401,36 @@ class IndexStore:
         """
         path = directory / INDEX_FILE
         _refuse_emptied(path)
-        conn = connect(str(path), check_same_thread=False)
-        conn.row_factory = sqlite3.Row
         reader = (lambda: _reader(connect(str(path), check_same_thread=False))) if split_searches else None
-        store = cls(conn, directory, reader=reader)
-        try:
-            store._begin_snapshot()
-            if split_searches:
-                store._pin_readers()
-        except BaseException:
-            store.close()
-            raise
-        return store
+        for tries_left in range(SWAP_TRIES - 1, -1, -1):
+            # SQLite opens the database file when it connects, its WAL and shared memory by name
+            # at the first read: a rebuild's swap in between gave the old file read through the
+            # new index's WAL (pages of two databases). The file at the path is the one opened
+            # when it is the same before the connect and after the first read; else opened again
+            # (on the last try, it is kept and says it was replaced: ``still_at_its_path``).
+            before = _file_identity(path)
+            conn = connect(str(path), check_same_thread=False)
+            conn.row_factory = sqlite3.Row
+            store = cls(conn, directory, reader=reader)
+            store._identity = before
+            try:
+                try:
+                    store._begin_snapshot()
+                except sqlite3.DatabaseError:
+                    if not tries_left or _file_identity(path) == before:
+                        raise
+                    store.close()  # read torn by a swap: opened again
+                    continue
+                if tries_left and _file_identity(path) != before:
+                    store.close()
+                    continue
+                if split_searches:
+                    store._pin_readers()
+            except BaseException:
+                store.close()
+                raise
+            return store
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _begin_snapshot(self) -> None:
         self.conn.execute("BEGIN")
@@ -3739,6 +3757,11 @@ def _reader(conn: sqlite3.Connection) -> sqlite3.Connection:
 
 def _data_version(conn: sqlite3.Connection) -> int:
     return int(conn.execute("PRAGMA data_version").fetchone()[0])
+
+
+# Opens of a snapshot whose index a rebuild swapped for another meanwhile (a rebuild takes
+# minutes: two swaps within one open are not met).
+SWAP_TRIES = 3
 
 
 def _file_identity(path: Path) -> tuple[int, int] | None:
