@@ -203,3 +203,68 @@ def test_a_rebuild_swapping_the_index_while_a_snapshot_opens_gives_it_one_whole_
             writer.close()
     assert child.returncode == 0, err.decode()
     assert json.loads(out) == {"check": ["ok"], "tables": ["after_rebuild"], "current": True}
+
+
+# A process that opens the index to write it (IndexStore.open: the background BM25 postings and
+# FTS5 merges, which a pass starts and which take no writer lock), held as HELD_AFTER_OPEN is,
+# then writes a row.
+HELD_THEN_WRITES = """
+import sqlite3, sys, time
+from pathlib import Path
+from brain.index.store import IndexStore
+directory, ready, go = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+opened = sqlite3.connect
+
+def held(path, *args, **kwargs):
+    conn = opened(path, *args, **kwargs)
+    if str(path).endswith("index.db") and not ready.exists():
+        ready.touch()
+        deadline = time.monotonic() + 60
+        while not go.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+    return conn
+
+sqlite3.connect = held
+store = IndexStore.open(directory, create=False)
+store.conn.execute("BEGIN IMMEDIATE")
+store.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('written_after', 'yes')")
+store.conn.execute("COMMIT")
+store.close()
+"""
+
+
+def test_a_process_opening_the_index_to_write_it_as_a_rebuild_swaps_it_leaves_the_new_index_sound(toy_vault):
+    # It opened the old database file and, at its first read, the new index's WAL: what it wrote
+    # went into the new index's WAL as pages of the old one, and the index in place was damaged
+    import sqlite3
+    import subprocess
+    import sys
+
+    from brain.index.indexer import index_vault
+
+    embedder = FakeEmbedder()
+    index_into(_home(), toy_vault, embedder)
+    directory = config.index_dir(toy_vault)
+    ready, go = toy_vault.parent / "ready", toy_vault.parent / "go"
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    child = subprocess.Popen(
+        [sys.executable, "-c", HELD_THEN_WRITES, str(directory), str(ready), str(go)], env=env, stderr=subprocess.PIPE
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists() and child.poll() is None:
+            assert time.monotonic() < deadline, "timed out"
+            time.sleep(0.01)
+        assert child.poll() is None, child.stderr.read().decode() if child.stderr else ""
+        index_vault(toy_vault, embedder=embedder, rebuild=True, progress=False)
+    finally:
+        go.touch()
+        _, err = child.communicate(timeout=120)
+    assert child.returncode == 0, err.decode()
+    db = sqlite3.connect(directory / "index.db")
+    try:
+        assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        assert db.execute("SELECT value FROM meta WHERE key = 'written_after'").fetchall() == [("yes",)]
+    finally:
+        db.close()

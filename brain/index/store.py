@@ -303,7 +303,7 @@ class IndexStore:
         conn = None
         recorded_again = False
         try:
-            conn = connect(str(path), page_size=INDEX_PAGE_SIZE)
+            conn = _connect_in_place(path, page_size=INDEX_PAGE_SIZE)
             config.private_file(path)  # SQLite made it (and its -wal, -shm) with the umask's 0644
             conn.row_factory = sqlite3.Row
             if INDEX_MIGRATIONS.lost_record(conn):
@@ -3762,6 +3762,22 @@ def _data_version(conn: sqlite3.Connection) -> int:
 # Opens of a snapshot whose index a rebuild swapped for another meanwhile (a rebuild takes
 # minutes: two swaps within one open are not met).
 SWAP_TRIES = 3
+
+
+def _connect_in_place(path: Path, *, page_size: int) -> sqlite3.Connection:
+    """``connect`` to the database at ``path``, the file and its WAL one index's. SQLite opens the
+    file when it connects and the WAL and shared memory by name at the first read (``connect``'s
+    switch to WAL): a rebuild's swap in between gave the old file and the new index's WAL, and
+    what was written then (a migration, the background postings and FTS5 merges, which take no
+    writer lock) went into the new index as pages of the old one, damaging it. The file at the
+    path is the one opened when it is the same before and after; else it is opened again."""
+    for _ in range(SWAP_TRIES):
+        before = _file_identity(path)
+        conn = connect(str(path), page_size=page_size)
+        if before is None or _file_identity(path) == before:
+            return conn
+        conn.close()
+    raise BrainError(f"{path} was replaced (`brain index --rebuild`) each time it was opened: run this again")
 
 
 def _file_identity(path: Path) -> tuple[int, int] | None:
