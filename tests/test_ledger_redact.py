@@ -1927,3 +1927,66 @@ def test_prose_about_a_security_answer_stays(text):
 def test_code_in_backticks_after_a_secret_s_name_stays(text):
     # huggingface_hub's comment had its code masked whole, backticks and all; it names no secret
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A reference to a secret, not its value: a setting, the environment of each language, a CI's
+        # secrets, a template's variable. Each was masked whole, or half ("std::env::var(" and "X")").
+        'token: std::env::var("GH_TOKEN")',
+        'let token = env::var("GH_TOKEN").unwrap();',
+        'password: @Value("${db.password}")',
+        "api_key: process.env.KEY",
+        "apiKey: process.env.API_KEY,",
+        "const token = process.env.TOKEN;",
+        "secret = settings.SECRET",
+        "SECRET_KEY = settings.SECRET_KEY",
+        "token: import.meta.env.VITE_TOKEN",
+        "password: config.db.password",
+        "token = args.token",
+        "password = req.body.password",
+        "  db_password: var.db_password",
+        "  password = random_password.db.result",
+        "secret_key_base: Rails.application.credentials.secret_key_base",
+        "token: secrets.GH_TOKEN",
+        'api_key: "{{ vault_key }}"',
+        'API_KEY: "{{ vault_key }}"',
+        "password: '{{ .Values.password }}'",
+        "db_password: \"{{ lookup('env', 'DB_PASS') }}\"",
+        'password: "{{resolve:secretsmanager:MySecret:SecretString:password}}"',
+        "password: !Sub '{{resolve:ssm-secure:/db/password}}'",
+        "password: <%= ENV['DB_PASSWORD'] %>",
+        "token: %GH_TOKEN%",
+        "password: %(DB_PASS)s",
+        "token: `cat /run/secrets/token`",
+        "api_key:\n  process.env.KEY",
+        '{"command": "TOKEN=`cat token.txt` ./deploy"}',
+        # and the ones that stayed already
+        'token: os.environ["X"]',
+        'password = getenv("DB_PASS")',
+        "token=${{ secrets.GH_TOKEN }}",
+        'key: "{{ vault_key }}"',
+    ],
+)
+def test_a_reference_to_a_secret_stays_as_written(text):
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # Values that look like a reference but are none: a dotted word of no code's root, a template
+        # with text around it, a word in backticks.
+        ("password: correct.horse", "password: ***"),
+        ("password: Hunter2.Staple", "password: ***"),
+        ("password: Summer.2024", "password: ***"),
+        ('password: "x{{ y }}z9Q"', 'password: "***"'),
+        ("password: `hunter22x`", "password: `***`"),
+        ("token: `abc123 def`", "token: ***"),
+        ("password: %hunter22x", "password: ***"),
+        ("token: @xY9qW2eR7tYu", "token: ***"),
+    ],
+)
+def test_values_that_look_like_references_are_masked_still(text, kept):
+    assert redact(text) == kept

@@ -77,8 +77,9 @@ Quotes around the name and the value may be backslash-escaped, as in JSON inside
 string (``-d "{\\"password\\":\\"x\\"}"``); a quoted value ends at the quote that
 opened it, escaped quotes inside it are part of it (``"a \\" b"``). A value that is a
 ``$VARIABLE``, already masked, a literal (``true``, ``None``, ``str``, an SQL ``?``:
-``_LITERALS``, YAML's null ``~``) or unquoted code (``getpass(…)``, ``os.environ[…]``, ``{…}``)
-stays, and so does a comment where a value would be (``api_token:  # set in CI``: a ``#`` after a
+``_LITERALS``, YAML's null ``~``), unquoted code (``getpass(…)``, ``os.environ[…]``, ``{…}``,
+``std::env::var(…)``) or a reference to a secret kept elsewhere (``process.env.KEY``, ``settings.SECRET``,
+``{{ vault_key }}``, ``<%= ENV['X'] %>``, ``%DB_PASS%``, a command's output in backticks) stays, and so does a comment where a value would be (``api_token:  # set in CI``: a ``#`` after a
 space starts one in YAML, shell and .env).
 
 Pieces of secrets are masked too, since a text may hold a key without its prefix: the body
@@ -382,9 +383,25 @@ _NOT_PASSWORDS = frozenset(
 _LITERALS = frozenset(
     "true false null none nil undefined str bytes int bool string number boolean ? %s ... … ~".split()
 )
-# An unquoted value that is code: a call or a lookup (getpass(…), os.environ[…]), a tuple,
-# list or dict, an attribute of self.
-_CODE_VALUE = r"[(\[{]|[A-Za-z_][\w.]*[(\[]|(?:self|this|cls)\."
+# An unquoted value that is code: a call or a lookup (getpass(…), os.environ[…], Rust's
+# std::env::var(…), Java's @Value(…)), a tuple, list or dict, an attribute of self.
+_CODE_VALUE = r"[(\[{]|@?[A-Za-z_][\w.]*(?:::[A-Za-z_][\w.]*)*[(\[]|(?:self|this|cls)\."
+# A value that names where a secret is, written in a language's or a tool's syntax rather than being
+# it: a template's expression ("{{ vault_key }}", Helm's "{{ .Values.password }}", CloudFormation's
+# "{{resolve:secretsmanager:…}}", ERB's <%= ENV['X'] %>), Windows' %DB_PASS%, Python's %(DB_PASS)s.
+_TEMPLATE_VALUE = re.compile(r"\{\{.*\}\}|\{%.*%\}|<%.*%>|%[A-Za-z_]\w*%|%\([\w.]+\)[sdrif]", re.DOTALL)
+# An attribute path of code, unquoted (process.env.KEY, settings.SECRET_KEY, var.db_password): a
+# reference when its root is one of code's (_REFERENCE_ROOTS), or one of its parts is a setting's word
+# or a secret's name as code spells it (GH_TOKEN, secret_key_base), so "correct.horse" is a value.
+_ATTRIBUTE_PATH = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+[)\]}]*")
+_REFERENCE_ROOTS = frozenset(
+    "process os env environ import settings config conf cfg configuration secrets secret vars var local locals"
+    " data module app application rails django flask current_app inputs steps needs github matrix window"
+    " globalthis deno bun args argv options opts params props state kwargs ctx context req request body"
+    " form payload event values spec input user creds credentials auth account session client conn"
+    " connection db database model instance obj cli parsed namespace keys keyring vault".split()
+)
+_REFERENCE_PARTS = frozenset("env environ secrets settings config credentials vars params options".split())
 
 
 # A word a secret's name holds (what _secret_name then judges whole): the patterns of names in
@@ -730,7 +747,21 @@ def _holds_no_secret(opening: str, bare: str) -> bool:
         return True
     if bare[0] in _PLACEHOLDER_FIRST and _PLACEHOLDER.fullmatch(bare):
         return True
-    return not opening and _CODE_VALUE_AT.match(bare) is not None
+    if bare[0] in "{<%" and _TEMPLATE_VALUE.fullmatch(bare):
+        return True
+    return not opening and (_CODE_VALUE_AT.match(bare) is not None or _names_a_setting(bare))
+
+
+def _names_a_setting(bare: str) -> bool:
+    """Whether an unquoted value is an attribute path of code that holds a secret (_ATTRIBUTE_PATH)."""
+    if "." not in bare or not _ATTRIBUTE_PATH.fullmatch(bare):
+        return False
+    parts = bare.rstrip(")]}").split(".")
+    if parts[0].lower().lstrip("$") in _REFERENCE_ROOTS:
+        return True
+    return any(
+        part.lower() in _REFERENCE_PARTS or (("_" in part or part.isupper()) and _secret_name(part)) for part in parts
+    )
 
 
 _CODE_VALUE_AT = re.compile(_CODE_VALUE)
@@ -1484,6 +1515,8 @@ def _mask_assignments(text: str, pattern: str) -> str:
         value_start, value_end = match.span("value")
         if "<" in text[value_start : value_start + 4] and _BRACKETED_AT.match(text, value_start):
             continue  # "password: <your password>": a placeholder to fill in
+        if text[value_start] in "<`" and _substituted(text, value_start):
+            continue  # "password: <%= ENV['X'] %>", "TOKEN=`cat token.txt`": what a template or a shell puts there
         if text[value_start] in "&!" and sep.strip(" \t").endswith(":"):
             # YAML: an anchor and a tag come before the value (secret: &pw !!str x); they were
             # masked as the value, or an anchor ended the search, and the value stayed.
@@ -1534,6 +1567,8 @@ def _mask_assignments(text: str, pattern: str) -> str:
                 continue  # "token: `get_token()` may refresh": code named, as unquoted
             opening, bare, closing = "`", bare[1:-1], "`"  # PASSWORD = `x`: Markdown's code, its backticks kept
         if _holds_no_secret(opening, bare):
+            if bare[:1] in "{<%" and _TEMPLATE_VALUE.fullmatch(bare):
+                pos = value_end  # a template's expression whole: "{{resolve:secretsmanager:MySecret:…}}" names no value
             continue
         if closing == "'" and (goes_on := _SHELL_QUOTES_GO_ON.match(text, value_end)) is not None:
             value_end = goes_on.end()  # 'it'\''s': a quote inside a shell's single-quoted value
@@ -1574,6 +1609,22 @@ def _mask_assignments(text: str, pattern: str) -> str:
                 out.append(text[done:below_start] + f"{quote}{MASK}{unquote}")
                 done = pos = below_end
     return "".join(out) + text[done:] if out else text
+
+
+# What a template or a shell puts in a value's place, unquoted: ERB's <%= … %>, a command's output in
+# backticks (`cat /run/secrets/token`, `pass show db`): a command's word, then its arguments.
+_SUBSTITUTED_AT = re.compile(r"<%[^\n]{0,400}?%>|`(?:sudo[ \t]+)?(?P<command>[\w.-]+)[ \t][^`\n]{0,400}`")
+# Commands that print a secret kept elsewhere, besides _COMMANDS.
+_SECRET_COMMANDS = frozenset("pass op gpg sops security secret-tool lpass bw keyring vault base64 head tr".split())
+
+
+def _substituted(text: str, at: int) -> bool:
+    """Whether the unquoted value at ``at`` is a template's expression or a command's output (_SUBSTITUTED_AT)."""
+    found = _SUBSTITUTED_AT.match(text, at)
+    if found is None:
+        return False
+    command = found.group("command")
+    return command is None or command.lower() in _COMMANDS or command.lower() in _SECRET_COMMANDS
 
 
 # A list of one quoted value after a secret's name (YAML's flow sequence, Python's, JSON's): password: ['x'].
