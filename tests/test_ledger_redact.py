@@ -1990,3 +1990,27 @@ def test_a_reference_to_a_secret_stays_as_written(text):
 )
 def test_values_that_look_like_references_are_masked_still(text, kept):
     assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A password in apposition that ends its sentence, or its text: kept (only ", … ," was read).
+        ("the admin password, hunter22x.", "the admin password, ***."),
+        ("Use the admin password, hunter22x. Then log in.", "Use the admin password, ***. Then log in."),
+        ("the admin password, hunter22x!", "the admin password, ***!"),
+        ("the admin password, hunter22x; the user is bob", "the admin password, ***; the user is bob"),
+        ("the admin password, hunter22x", "the admin password, ***"),
+        ("my wifi password, Zx9q!wer.\nnext", "my wifi password, ***.\nnext"),
+    ],
+)
+def test_a_password_in_apposition_at_a_sentence_s_end_is_masked(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["fields: username, password, token2.", "the admin password, v2.", "reset the password, 2FA.", "a password, i.e."],
+)
+def test_lists_beside_a_password_in_apposition_stay(text):
+    assert redact(text) == text

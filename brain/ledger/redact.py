@@ -40,7 +40,7 @@ a passphrase after "is", a dash or its name alone, up to a clause's end (``the p
 battery staple``, ``… staple and the user is bob``), a secret named "secret" (``the secret is …``),
 ``use x as the password``, recovery codes, a seed phrase, Russian's ``пароль — синий кит плывёт``,
 ``кодовое слово: …``; a password named for what it opens then ``:`` (``password for root: x``), in brackets,
-in apposition or after a question (``the password (x)``, ``the admin password, x,``, ``password? x``), after
+in apposition or after a question (``the password (x)``, ``the admin password, x,`` or ``x.``, ``password? x``), after
 its user (``creds: bob / x``), a security answer, a shell's default (``${DB_PASSWORD:-x}``: the brace
 stays), a list of one (``password: ['x']``), R's ``password <- "x"``; in Russian, two words after a
 dash (``секрет — синий кит``), a login's ``пароль`` (``логин bob, пароль синий кит``), ``пароль от wifi x``.
@@ -924,8 +924,11 @@ def _mask_stated(match: re.Match[str]) -> str:
         if "phrase" in lead.lower() and (count := _stated_passphrase(match)):
             return f"{lead}{MASK}{_after_words(match, count)}"  # "the passphrase correct horse battery staple"
         after = match.string[match.end("bare") : match.end("bare") + 1]
+        # What closes a value in apposition: its sentence's end (a full stop in the word: "the admin
+        # password, hunter22x." was kept), a comma or a semicolon, the end of its line or string.
+        closer = word[-1] if word[-1] in ".!" else after
         if (aside := match.group("aside")) is not None and (
-            (after, aside.strip()) not in ((")", "("), (",", ","), (".", ","), ("", "?"), (" ", "?"), ("\n", "?"))
+            (closer if aside.strip() == "," else after, aside.strip()) not in _ASIDE_CLOSERS
             or (aside.startswith(",") and not _OWNED_BEFORE.search(match.string, max(0, start - 40), start))
         ):
             return match.group(0)  # "password (hunter22x)", "the admin password, hunter22x,", "password? hunter22x"
@@ -979,6 +982,17 @@ def _mask_stated(match: re.Match[str]) -> str:
 
 
 _STATED_AT = re.compile(_STATED)
+# (what follows a value after a password's name, the mark before it) where the value is set aside:
+# in brackets, in apposition (closed by punctuation, or its line's or string's end), after a question.
+_ASIDE_CLOSERS = frozenset(
+    [
+        (")", "("),
+        *((c, ",") for c in (",", ".", "!", ";", "", "\n", "\r", "\\", '"')),
+        ("", "?"),
+        (" ", "?"),
+        ("\n", "?"),
+    ]
+)
 
 
 def _mask_answer(match: re.Match[str]) -> str:
