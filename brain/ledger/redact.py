@@ -2163,12 +2163,47 @@ def _mask_pem_bodies(text: str) -> str:
     return "".join(out) + text[done:] if out else text
 
 
+# Words most triggers hold: a trigger is looked for only where its word is (every "password …" of
+# _STATED_TRIGGERS only in a text with "pass" in it). Asking each of the rules' 150 triggers of each
+# text was three quarters of the masker's time over real transcripts and notes (37,000 texts, most of a
+# few hundred characters: 1.8 s of 2.4 s).
+_TRIGGER_WORDS = ("pass", "pw", "secret", "token", "key", "code", "phrase", "pin", "login", "cookie", "парол")
+
+
+def _trigger_groups() -> tuple[tuple[str, tuple[tuple[str, frozenset[int]], ...]], ...]:
+    """The rules' triggers by the first of _TRIGGER_WORDS each holds (or itself alone): (the word, ((a
+    trigger, the indexes in _RULES of the rules it runs), …)), each trigger once."""
+    rules_of: dict[str, set[int]] = {}
+    for i, (triggers, _, _) in enumerate(_RULES):
+        for trigger in triggers:
+            rules_of.setdefault(trigger, set()).add(i)
+    groups: dict[str, list[tuple[str, frozenset[int]]]] = {}
+    for trigger, rules in rules_of.items():
+        word = next((w for w in _TRIGGER_WORDS if w in trigger), trigger)
+        groups.setdefault(word, []).append((trigger, frozenset(rules)))
+    return tuple((word, tuple(members)) for word, members in groups.items())
+
+
+_TRIGGER_GROUPS = _trigger_groups()
+# What every long token (_TOKEN) holds: 40 of its characters in a row.
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9+/=_\-]{40}")
+
+
+def _rules_to_run(lowered: str) -> list[int]:
+    """The indexes in _RULES, in order, of the rules a trigger of which occurs in ``lowered``."""
+    found: set[int] = set()
+    for word, members in _TRIGGER_GROUPS:
+        if word in lowered:
+            for trigger, rules in members:
+                if trigger in lowered:
+                    found |= rules
+    return sorted(found)
+
+
 def redact(text: str) -> str:
     """``text`` with every secret shape masked."""
-    lowered = text.lower()
-    for triggers, pattern, replacement in _RULES:
-        if not any(t in lowered for t in triggers):
-            continue
+    for i in _rules_to_run(text.lower()):
+        _, pattern, replacement = _RULES[i]
         if replacement == "assignment":
             if ":" in text:  # first: a comment after the key is taken for a value below
                 text = _mask_next_line_values(text)
@@ -2185,7 +2220,7 @@ def redact(text: str) -> str:
         text = _mask_tables(text)
     if "-----END" in text:
         text = _mask_pem_bodies(text)
-    if any(len(piece) >= 40 for piece in text.split()):  # a cheap test before the regex
+    if _TOKEN_RUN.search(text) is not None:  # a cheap test before the regex
         text = re.sub(_TOKEN, _mask_token, text)
     return text
 
