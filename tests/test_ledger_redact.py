@@ -2014,3 +2014,38 @@ def test_a_password_in_apposition_at_a_sentence_s_end_is_masked(text, kept):
 )
 def test_lists_beside_a_password_in_apposition_stay(text):
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A secret's name in Markdown's emphasis, as an assistant lists credentials: each was kept whole.
+        ("**Password:** hunter22x", "**Password:** ***"),
+        ("**Password**: hunter22x", "**Password**: ***"),
+        ("**Token:** abc123def456", "**Token:** ***"),
+        ("*Password*: hunter22x", "*Password*: ***"),
+        ("- **Password:** `Adm1n!23`", "- **Password:** `***`"),
+        ("- **Password**: `Adm1n!23`", "- **Password**: `***`"),
+        ("**DB_PASSWORD**=hunter22x", "**DB_PASSWORD**=***"),
+        ("- **Password:** correct horse battery staple", "- **Password:** ***"),
+        ("**Username:** admin\n**Password:** Zx9q!wer\n", "**Username:** admin\n**Password:** ***\n"),
+    ],
+)
+def test_a_secret_named_in_markdown_emphasis_is_masked(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "**Password:** see the vault",
+        "**Password:** <your password>",
+        "**Password**: N/A",
+        "**Token:** `$GITHUB_TOKEN`",
+        "**Password Management:** KeePassXC",
+        "**Secret rotation:** every 90 days",
+        "**Passwords**: stored hashed",
+    ],
+)
+def test_markdown_emphasis_around_no_secret_stays(text):
+    assert redact(text) == text

@@ -12,7 +12,7 @@ JSON web tokens, Authorization headers (bearer, basic, other schemes, a bare tok
 header's values, a ``Set-Cookie:``'s own, curl's ``--cookie``/``-b``), PEM and PGP private keys,
 passwords in URLs (``scheme://user:X@host``, the user maybe empty, ``X`` running to the
 last ``@`` a host follows, so an ``@`` or a ``/`` in it is masked too), secrets assigned to
-a name (``key=value``, ``key: value``, ``"key": "value"``, ``--password x``, a YAML block
+a name (``key=value``, ``key: value``, ``"key": "value"``, ``--password x``, ``**Password:** x``, a YAML block
 scalar ``key: |`` with the lines indented under it, a YAML value on the lines below its
 ``key:``, both in a file held as a JSON string too, or as JSON in one (escaped twice); a value of
 several words on a YAML, INI or .env line (``password: correct horse``, ``secret = a b``,
@@ -182,7 +182,8 @@ _URL_HOST = r"(?=(?:\[[0-9A-Fa-f:.]*\]|[\w\-][\w.\-]*)(?::[0-9]+)?(?![\w.\-:@%])
 # _mask_assignments reads the whole name back from there.
 _ASSIGNMENT = (
     r"(?P<name>[PpSsTtKkCc](?i:ass|w|ecret|oken|ey|redential)[\w.\-]{0,40})"
-    r"(?P<sep>(?:\\*[\"']\]?[ \t]*=>|(?:\\*[\"']\]?)?[ \t]*(?::=|[=:](?![=:>])))[ \t]*|[ \t]+<-[ \t]+|[ \t]+)"
+    r"(?P<sep>(?:\\*[\"']\]?[ \t]*=>|(?:\\*[\"']\]?|\*{1,2})?[ \t]*(?::=|[=:](?![=:>]))(?:\*{1,2}(?=[ \t]))?)[ \t]*"
+    r"|[ \t]+<-[ \t]+|[ \t]+)"
     rf"(?P<value>&[^\s\"',;]+|{_VALUE})"  # "&": a YAML anchor (_mask_assignments)
 )
 _VALUE_AT = re.compile(_VALUE)
@@ -1517,7 +1518,7 @@ def _mask_assignments(text: str, pattern: str) -> str:
     while (match := compiled.search(text, pos)) is not None:
         pos = match.end("sep")  # where the search goes on unless the value is masked
         start = _name_start(text, match.start())
-        sep = match.group("sep")
+        sep = match.group("sep").replace("*", "")  # "**Password:** x": Markdown's emphasis around the name
         if text[start] != "-" and sep.isspace():  # "name value": flags only
             continue
         if sep.isspace() and text[match.start("value") : match.end("value")] in _OPERATORS:
