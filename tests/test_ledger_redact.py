@@ -2049,3 +2049,36 @@ def test_a_secret_named_in_markdown_emphasis_is_masked(text, kept):
 )
 def test_markdown_emphasis_around_no_secret_stays(text):
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A password in backticks straight after its name, or in apposition: kept, as a quoted word names a
+        # field as often; one with a sign in it names none.
+        ("ssh deploy@10.0.0.5 with password `Depl0y!2024`", "ssh deploy@10.0.0.5 with password `***`"),
+        ("DB creds: user `app`, password `Kq7!xP2m`.", "DB creds: user `app`, password `***`."),
+        ("The DB password, `Kq7!xP2m`, is in .env", "The DB password, `***`, is in .env"),
+        # A "$" inside a stated value is no variable of a shell's: "V3ry$ecret", "P@$$w0rd" were kept.
+        ("The password is `V3ry$ecret`.", "The password is `***`."),
+        ('the password is "P@$$w0rd"', 'the password is "***"'),
+    ],
+)
+def test_a_password_in_backticks_or_with_a_dollar_is_masked(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the password `field1` of the form",
+        "the password `password_confirm` field",
+        "the password is `$DB_PASSWORD`",
+        "the password is `${DB_PASSWORD}`",
+        "the password is `$(pass show db)`",
+        "password `os.getenv('X')`",
+        "the password `--password-stdin` flag",
+    ],
+)
+def test_a_field_or_a_variable_in_backticks_after_a_password_stays(text):
+    assert redact(text) == text

@@ -25,7 +25,7 @@ quote in it (``'it'\\''s'``); a password stated in prose, after a ``:`` (``the w
 horse``, to the sentence's end) or ``is`` (``my password is hunter2``, a quoted value, or words with none of
 prose: ``the password is correct horse battery staple``; _mask_stated), or straight after its name
 (``user bob, password hunter22x``, ``my password's x``, ``pwd x``, ``pw: x``: one word with a letter and
-a digit or a sign, so ``password reset link`` stays); Russian
+a digit or a sign, so ``password reset link`` stays; in quotes or backticks, a letter, a digit and a sign); Russian
 ``пароль: x``, ``пароль от почты: x``; and in XML,
 .NET settings and Ruby symbols: ``<password>x</password>``, ``<add key="ApiSecret"
 value="x"/>``, ``:password => x``), and the password options of command-line clients
@@ -315,7 +315,10 @@ _LOGIN_BEFORE = re.compile(r"(?i:(?<!\w)(?:логин|login|user|пользов�
 _PIN = re.compile(r"[0-9]{4,8}")
 # A stated value that names a secret rather than being it: a constant's or a variable's name
 # (`GITHUB_TOKEN`, settings.secret_key), or code.
-_STATED_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Za-z_]\w*(?:\.\w+)+|.*[({$].*")
+_STATED_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Za-z_]\w*(?:\.\w+)+|.*[({].*|\$.*|.*\$[{(].*")
+# A word stated after a password's name that is chosen as one: a letter, a digit and a sign (a field's
+# name, "password_confirm", "field1", "--password-stdin", has no sign and a digit both).
+_SIGNED_WORD = re.compile(r"(?=\S*[^\W\d_])(?=\S*[0-9])(?=\S*[!@#%^&*+=~?$])[^\s/]{6,200}")
 # A YAML node's properties, an anchor and a tag in either order, before its value on the line.
 _YAML_PROPERTIES = re.compile(r"(?:[&!][^\s\"',;]*[ \t]+){1,2}(?!#)")
 # Tags whose value names a secret kept elsewhere, as a $VARIABLE does: Home Assistant's and ESPHome's
@@ -912,9 +915,16 @@ def _mask_stated(match: re.Match[str]) -> str:
         if word is None:  # a quoted value names a field or a word as often as it states one, but a
             # passphrase's words ("my passphrase 'correct horse battery staple'") name nothing
             value = match.group("quoted").split()
-            named = _name_words(lead.strip(" \t:'’s"))
-            if not _is_passphrase(value) or any(_names_a_secret(w.lower(), named) for w in value):
+            named = _name_words(lead.strip(" \t:'’s*"))
+            # one word with a letter, a digit and a sign names no field ("password `Depl0y!2024`")
+            signed = len(value) == 1 and _SIGNED_WORD.fullmatch(value[0]) and not _holds_no_secret("", value[0])
+            if not signed and (not _is_passphrase(value) or any(_names_a_secret(w.lower(), named) for w in value)):
                 return match.group(0)
+            if (aside := match.group("aside")) is not None and (
+                (match.string[match.end() : match.end() + 1], aside.strip()) not in _ASIDE_CLOSERS
+                or (aside.startswith(",") and not _OWNED_BEFORE.search(match.string, max(0, start - 40), start))
+            ):
+                return match.group(0)  # as a bare word in apposition ("the DB password, `Kq7!xP2m`, is …")
             return f"{lead}{quote}{MASK}{_CLOSING.get(quote, quote)}"
         if (
             lead[:1] in "Пп"
