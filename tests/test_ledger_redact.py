@@ -2082,3 +2082,17 @@ def test_a_password_in_backticks_or_with_a_dollar_is_masked(text, kept):
 )
 def test_a_field_or_a_variable_in_backticks_after_a_password_stays(text):
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Python's conditions on a secret's name: "if not token: raise …" had its statement masked.
+        "if not token: raise ValueError('token required')",
+        "if password: return True",
+        "    elif api_key: headers['x'] = 1",
+        "while not token: token = fetch()",
+    ],
+)
+def test_a_condition_on_a_secret_s_name_stays(text):
+    assert redact(text) == text

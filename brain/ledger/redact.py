@@ -1407,6 +1407,10 @@ _ADJECTIVE_BEFORE = re.compile(
 )
 
 
+# Python's condition on a name, before it: "if not token:", "elif api_key:", "while not password:".
+_CONDITION_BEFORE = re.compile(r"(?<![\w.])(?:if|elif|while)[ \t]+(?:not[ \t]+)?\Z")
+
+
 # The end of a sentence in prose: a full stop, then a capital.
 _SENTENCE_END = re.compile(r"[.!?](?=[ \t]+[A-Z])")
 
@@ -1536,7 +1540,9 @@ def _mask_assignments(text: str, pattern: str) -> str:
         if not _secret_name(text[start : match.end("name")]):  # cached: a text repeats its names
             continue
         if text[start : match.end("name")] == "secret" and _ADJECTIVE_BEFORE.search(text, max(0, start - 20), start):
-            continue  # "they do not have to be secret: they are …": the adjective, naming no secret
+            continue
+        if sep.strip(" \t") == ":" and _CONDITION_BEFORE.search(text, max(0, start - 12), start):
+            continue  # Python's "if not token: raise …": a condition, its statement no value  # "they do not have to be secret: they are …": the adjective, naming no secret
         value_start, value_end = match.span("value")
         if "<" in text[value_start : value_start + 4] and _BRACKETED_AT.match(text, value_start):
             continue  # "password: <your password>": a placeholder to fill in
