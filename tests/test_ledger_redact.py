@@ -2096,3 +2096,73 @@ def test_a_field_or_a_variable_in_backticks_after_a_password_stays(text):
 )
 def test_a_condition_on_a_secret_s_name_stays(text):
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # Passwords given to commands and servers as an assistant writes them out: each was kept.
+        ("CREATE USER 'app'@'%' IDENTIFIED BY 'MyS9lPw!';", "CREATE USER 'app'@'%' IDENTIFIED BY '***';"),
+        (
+            "ALTER USER 'root'@'localhost' IDENTIFIED WITH mysql_native_password BY 'R00t!pw';",
+            "ALTER USER 'root'@'localhost' IDENTIFIED WITH mysql_native_password BY '***';",
+        ),
+        ("requirepass foobared", "requirepass ***"),
+        ("# redis.conf\nmasterauth Red1sPw!x\n", "# redis.conf\nmasterauth ***\n"),
+        ("redis-server --requirepass Red1sPw!x", "redis-server --requirepass ***"),
+        ("ssh-keygen -t ed25519 -N 'K3yPhr@se' -f ~/.ssh/id", "ssh-keygen -t ed25519 -N '***' -f ~/.ssh/id"),
+        ("zip -P Z1pPw! out.zip f.txt", "zip -P *** out.zip f.txt"),
+        ("unzip -P Z1pPw! out.zip", "unzip -P *** out.zip"),
+        ("7z a -pZipPw!9 archive.7z files/", "7z a -p*** archive.7z files/"),
+        ("smbclient //srv/share -U bob%Smb!Pw9", "smbclient //srv/share -U bob%***"),
+        (
+            "az login --service-principal -u http://app -p Az!SpPw9 --tenant t",
+            "az login --service-principal -u http://app -p *** --tenant t",
+        ),
+        ("vault login s.AbCdEf123456", "vault login ***"),
+        ("rabbitmqctl add_user admin R4bbitAdm!n", "rabbitmqctl add_user admin ***"),
+        ("requests.get(url, auth=('admin', 'Adm1n!pw'))", "requests.get(url, auth=('admin', '***'))"),
+        ('HTTPBasicAuth("admin", "Adm1n!pw")', 'HTTPBasicAuth("admin", "***")'),
+        ("server.login('me@x.com', 'app-pw-abcd-efgh')", "server.login('me@x.com', '***')"),
+        ("htpasswd -b .htpasswd admin Adm1nHt!", "htpasswd -b .htpasswd admin ***"),
+        ("htpasswd -cb /etc/nginx/.htpasswd admin Adm1nHt!", "htpasswd -cb /etc/nginx/.htpasswd admin ***"),
+        ("htpasswd -nbB admin Adm1nHt!", "htpasswd -nbB admin ***"),
+        ("echo 'hunter22x' | sudo -S apt update", "echo '***' | sudo -S apt update"),
+        ('echo "Sup3rS3cret" | passwd --stdin deploy', 'echo "***" | passwd --stdin deploy'),
+        ("echo 'deploy:Sup3rS3cret' | sudo chpasswd", "echo 'deploy:***' | sudo chpasswd"),
+        ("gh secret set DEPLOY_KEY --body 'Zx9q!wer7Tt'", "gh secret set DEPLOY_KEY --body '***'"),
+        ("gh secret set API_TOKEN -b abc123def", "gh secret set API_TOKEN -b ***"),
+        (
+            "ansible-vault encrypt_string 'Vau1tPw!' --name 'db_password'",
+            "ansible-vault encrypt_string '***' --name 'db_password'",
+        ),
+    ],
+)
+def test_passwords_given_to_more_commands_and_servers_are_masked(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "set requirepass in redis.conf to protect the server",
+        "ssh-keygen -t ed25519 -N '' -f ~/.ssh/id",
+        "zip -r out.zip dir/",
+        "7z x archive.7z -o/tmp",
+        "smbclient -L //srv -U bob",
+        "az login --use-device-code",
+        "vault login -method=oidc",
+        "vault login -method=userpass username=bob",
+        "requests.get(url, auth=(user, password))",
+        "server.login(user, password)",
+        "htpasswd -c .htpasswd admin",
+        "echo 'hello' | sudo tee /etc/motd",
+        "echo $PASSWORD | sudo -S apt update",
+        "gh secret set DEPLOY_KEY < key.pem",
+        "gh secret list",
+        "ansible-vault encrypt secrets.yml",
+        "GRANT SELECT ON db.* TO 'u'@'%';",
+    ],
+)
+def test_those_commands_without_a_password_stay(text):
+    assert redact(text) == text

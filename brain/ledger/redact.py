@@ -32,7 +32,10 @@ value="x"/>``, ``:password => x``), and the password options of command-line cli
 (``mysql -pX``, ``curl -u user:X``, ``sshpass -p X``, ``redis-cli -a X``, ``aws configure
 set …_key X``, ``openssl -pass pass:X``, ``keytool -storepass X``, ``docker login -p X``,
 ``echo X | docker login --password-stdin``, ``mongo -p X``, ``sqlcmd -P X``, every
-``key=X`` of ``vault kv put`` and ``vault write``), .netrc's ``machine H login U password X`` and
+``key=X`` of ``vault kv put`` and ``vault write``, MySQL's ``IDENTIFIED BY 'X'``, Redis's ``requirepass X``,
+``ssh-keygen -N X``, ``zip -P X``, ``7z -pX``, ``smbclient -U u%X``, ``az login -p X``, ``vault login X``,
+``rabbitmqctl add_user u X``, ``htpasswd -b f u X``, ``echo X | sudo -S``, ``gh secret set N --body X``,
+``ansible-vault encrypt_string X``, Python's ``auth=('u', 'X')``), .netrc's ``machine H login U password X`` and
 .pgpass's ``host:port:db:user:X``; a name and its value as a pair (``- name: DB_PASSWORD`` then
 ``value: x``, ``{"name": …, "value": x}``, ``<property name="password" value="x"/>``), a quoted flag's
 value in an argument list (``["--password", "x"]``), ``setx NAME x``, ``{"pass": "x"}``; in prose,
@@ -584,6 +587,67 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
         rf"(?=[ \t]*\|[ \t]*(?:sudo\s+)?{_LOGIN}\s+login\b[^\n;&|]{{0,400}}--password-stdin)",
         None,
     ),
+    # More passwords given to commands and servers: MySQL's IDENTIFIED BY 'x'; Redis's requirepass and
+    # masterauth (a config line, a --flag, CONFIG SET); ssh-keygen's passphrase (-N, -P; an empty one stays);
+    # zip's and unzip's -P x, 7-Zip's -px; smbclient's -U user%x; az login's -p x; vault login's token;
+    # rabbitmqctl's add_user/change_password user x; a (user, password) pair of quoted strings in Python
+    # (auth=(…), HTTPBasicAuth(…), smtplib's and the others' .login(…)); htpasswd's -b (_mask_htpasswd);
+    # what echo pipes to sudo -S, passwd --stdin or chpasswd (its user stays); gh secret set's --body;
+    # ansible-vault encrypt_string's plain text.
+    (
+        ("identified",),
+        rf"([Ii](?<![\w][Ii])(?i:dentified(?:[ \t]+with[ \t]+\w+)?[ \t]+by(?:[ \t]+password)?[ \t]+))({_quoted(chr(39), 'sq')}|{_quoted(chr(34), 'dq')})",
+        None,
+    ),
+    (
+        ("requirepass", "masterauth"),
+        r"(?m)((?:^[ \t]*|(?<=\\n)[ \t]*|--|(?i:config[ \t]+set[ \t]+))(?:requirepass|masterauth)[ \t]+)(?!-)" + _VALUE,
+        None,
+    ),
+    (("ssh-keygen",), rf"(\bssh-keygen\b{_SAME_COMMAND}\s-[NP][ \t]*)(?!-){_VALUE}", None),
+    (("zip",), rf"(zip(?:(?<![\w-]zip)|(?<=(?<![\w-])unzip))\b{_SAME_COMMAND}\s-P[ \t]+)(?!-){_VALUE}", None),
+    (("7z",), rf"(7z(?<![\w-]7z)a?\b{_SAME_COMMAND}\s-p)(?=[^\s-]){_VALUE}", None),
+    (
+        ("smbclient",),
+        rf"(\bsmbclient\b{_SAME_COMMAND}\s(?:-U|--user(?:=|[ \t]+))[ \t]*\\*[\"']?[^\s%\"']+%){_VALUE}",
+        None,
+    ),
+    (("az login",), rf"(\baz[ \t]+login\b{_SAME_COMMAND}\s(?:-p|--password)(?:[ \t]+|=))(?!-){_VALUE}", None),
+    (("vault login",), rf"(\bvault[ \t]+login[ \t]+)(?![-$])(?![^\s=]*=){_VALUE}", None),
+    (
+        ("rabbitmqctl",),
+        rf"(\brabbitmqctl[ \t]+(?:add_user|change_password)[ \t]+[^\s\"']+[ \t]+)(?!-){_VALUE}",
+        None,
+    ),
+    (
+        ("auth=", "auth =", "auth(", ".login("),
+        r"((?:\bauth[ \t]*=[ \t]*[(\[]|\b(?:HTTPBasicAuth|HTTPDigestAuth|HTTPProxyAuth|BasicAuth)[ \t]*\(|\.login[ \t]*\()"
+        r"[ \t]*(?:'[^'\n]{0,200}'|\"[^\"\n]{0,200}\")[ \t]*,[ \t]*)"
+        rf"({_quoted(chr(39), 'sq')}|{_quoted(chr(34), 'dq')})",
+        None,
+    ),
+    (
+        ("htpasswd",),
+        r"(\bhtpasswd(?P<flags>(?:[ \t]+-[A-Za-z]+)+))(?P<args>(?:[ \t]+[^\s\-;&|][^\s;&|]*){2,3})",
+        "htpasswd",
+    ),
+    (
+        ("sudo -", "--stdin"),
+        rf"(\b(?:echo|printf)(?:\s+-[neE]+)*\s+)(?!-){_VALUE}"
+        r"(?=[ \t]*\|[ \t]*(?:sudo(?:[ \t]+-[A-Za-z]+)*?[ \t]+-[A-Za-z]*S\b|(?:sudo[ \t]+)?passwd[ \t]+--stdin\b))",
+        None,
+    ),
+    (
+        ("chpasswd",),
+        rf"(\b(?:echo|printf)(?:\s+-[neE]+)*\s+)(?!-){_VALUE}(?=[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd\b)",
+        "user_password",
+    ),
+    (("gh secret",), rf"(\bgh[ \t]+secret[ \t]+set\b{_SAME_COMMAND}\s(?:--body|-b)(?:[ \t]+|=))(?!-){_VALUE}", None),
+    (
+        ("encrypt_string",),
+        rf"(\bansible-vault[ \t]+encrypt_string[ \t]+(?:--?[\w-]+(?:=\S+)?[ \t]+)*)(?!-){_VALUE}",
+        None,
+    ),
     # vault kv put / patch, vault write: every key=value after the path is the secret kept
     # (its -flags, a value read from a file, @x, or from stdin, -, stay).
     (("vault",), r"(\bvault\s+(?:kv\s+(?:put|patch)|write)\b)([^\n;&|]{1,2000})", "vault"),
@@ -879,6 +943,22 @@ _NETRC_ENTRY = re.compile(
     rf"(?:{_GAP}(?:account|port){_GAP}[^\s\\]+)?{_GAP}\Z"
 )
 _PGPASS_HOST = re.compile(r"(?:^|[\r\n]|(?<!\\)(?:\\\\)*\\n|\")[ \t]*(?:\*|[\w.\-]*[A-Za-z.][\w.\-]*)\Z")
+
+
+def _mask_htpasswd(match: re.Match[str]) -> str:
+    # "htpasswd -b FILE USER X" (-n: no FILE): the last argument is the password, when -b puts it there.
+    flags, args = match.group("flags"), match.group("args")
+    if "b" not in flags.replace("-", "").replace(" ", "").replace("\t", ""):
+        return match.group(0)
+    words = list(re.finditer(r"\S+", args))
+    wanted = 2 if "n" in flags else 3
+    if len(words) < wanted:
+        return match.group(0)
+    word = words[wanted - 1]
+    opening, bare, closing = _unquote(word.group())
+    if _holds_no_secret(opening, bare):
+        return match.group(0)
+    return match.group(1) + args[: word.start()] + f"{opening}{MASK}{closing}" + args[word.end() :]
 
 
 def _mask_netrc(match: re.Match[str]) -> str:
@@ -1197,6 +1277,7 @@ _REPLACERS = {
     "cookie": _mask_cookies,
     "vault": _mask_vault,
     "netrc": _mask_netrc,
+    "htpasswd": _mask_htpasswd,
     "pgpass": _mask_pgpass,
     "short name": _mask_short_name,
     "used as": _mask_used_as,
