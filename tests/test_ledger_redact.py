@@ -2166,3 +2166,23 @@ def test_passwords_given_to_more_commands_and_servers_are_masked(text, kept):
 )
 def test_those_commands_without_a_password_stay(text):
     assert redact(text) == text
+
+
+def test_the_rules_run_are_those_a_trigger_of_which_occurs():
+    # redact asks a trigger only where the word it holds occurs (_TRIGGER_WORDS): the rules it runs must
+    # be exactly those with a trigger in the text, as when each trigger was asked in turn
+    from brain.ledger import redact as masker
+
+    def each_asked(lowered: str) -> list[int]:
+        return [i for i, (triggers, _, _) in enumerate(masker._RULES) if any(t in lowered for t in triggers)]
+
+    triggers = sorted({t for triggers, _, _ in masker._RULES for t in triggers})
+    texts = [
+        *triggers,
+        *(f"x {a} y {b}" for a, b in zip(triggers, reversed(triggers), strict=True)),
+        *(text.lower() for text, _, _ in SECRETS),
+        "".join(triggers),
+        "",
+    ]
+    for lowered in texts:
+        assert masker._rules_to_run(lowered) == each_asked(lowered), lowered
