@@ -2186,3 +2186,46 @@ def test_the_rules_run_are_those_a_trigger_of_which_occurs():
     ]
     for lowered in texts:
         assert masker._rules_to_run(lowered) == each_asked(lowered), lowered
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A Wi-Fi network's pre-shared key (wpa_supplicant's psk=, a WIFI_PSK variable, wpa_passphrase's
+        # argument), a login stated with "is", a Russian password named for whose it is, an account's
+        # login and password: each was kept.
+        ('network={\n  ssid="HomeNet"\n  psk="CorrectHorse42"\n}', 'network={\n  ssid="HomeNet"\n  psk="***"\n}'),
+        ('WIFI_PSK="CorrectHorse42"', 'WIFI_PSK="***"'),
+        ("wpa_passphrase HomeNet CorrectHorse42", "wpa_passphrase HomeNet ***"),
+        ("The Grafana admin login is admin/Gr4fana!Adm", "The Grafana admin login is admin/***"),
+        ("Пароль администратора — Adm1n!23.", "Пароль администратора — ***."),
+        ("Пароль root на сервере: Qw3!rty", "Пароль root на сервере: ***"),
+        ("пароль пользователя: Qw3!rty", "пароль пользователя: ***"),
+        ("Пароль базы данных: Qw3!rty", "Пароль базы данных: ***"),
+        ("Учётка: admin / Adm1n!23", "Учётка: admin / ***"),
+        ("логин: admin / Adm1n!23", "логин: admin / ***"),
+    ],
+)
+def test_a_wifi_key_a_login_stated_and_russian_qualified_passwords_are_masked(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "psk: see the vault",
+        "the PSK is shared by both ends",
+        "use WPA2-PSK with a long passphrase",
+        "wpa_passphrase <ssid> >> /etc/wpa_supplicant/wpa_supplicant.conf",
+        "the login is slow today",
+        "the login is admin/dashboard",
+        "Пароль обязателен: укажите его",
+        "Пароль слишком короткий: минимум 8 символов",
+        "Пароль администратора — обязательное поле",
+        "Учётка: в LDAP",
+        "Пароль пользователя должен быть длиннее 8 символов",
+        "Пароль изменён — войдите снова",
+    ],
+)
+def test_prose_near_a_wifi_key_and_russian_qualified_passwords_stays(text):
+    assert redact(text) == text

@@ -26,7 +26,7 @@ horse``, to the sentence's end) or ``is`` (``my password is hunter2``, a quoted 
 prose: ``the password is correct horse battery staple``; _mask_stated), or straight after its name
 (``user bob, password hunter22x``, ``my password's x``, ``pwd x``, ``pw: x``: one word with a letter and
 a digit or a sign, so ``password reset link`` stays; in quotes or backticks, a letter, a digit and a sign); Russian
-``пароль: x``, ``пароль от почты: x``; and in XML,
+``пароль: x``, ``пароль от почты: x``, ``Пароль администратора — x``, ``Пароль базы данных: x``; and in XML,
 .NET settings and Ruby symbols: ``<password>x</password>``, ``<add key="ApiSecret"
 value="x"/>``, ``:password => x``), and the password options of command-line clients
 (``mysql -pX``, ``curl -u user:X``, ``sshpass -p X``, ``redis-cli -a X``, ``aws configure
@@ -35,7 +35,7 @@ set …_key X``, ``openssl -pass pass:X``, ``keytool -storepass X``, ``docker lo
 ``key=X`` of ``vault kv put`` and ``vault write``, MySQL's ``IDENTIFIED BY 'X'``, Redis's ``requirepass X``,
 ``ssh-keygen -N X``, ``zip -P X``, ``7z -pX``, ``smbclient -U u%X``, ``az login -p X``, ``vault login X``,
 ``rabbitmqctl add_user u X``, ``htpasswd -b f u X``, ``echo X | sudo -S``, ``gh secret set N --body X``,
-``ansible-vault encrypt_string X``, Python's ``auth=('u', 'X')``), .netrc's ``machine H login U password X`` and
+``ansible-vault encrypt_string X``, Python's ``auth=('u', 'X')``, ``wpa_passphrase SSID X``), .netrc's ``machine H login U password X`` and
 .pgpass's ``host:port:db:user:X``; a name and its value as a pair (``- name: DB_PASSWORD`` then
 ``value: x``, ``{"name": …, "value": x}``, ``<property name="password" value="x"/>``), a quoted flag's
 value in an argument list (``["--password", "x"]``), ``setx NAME x``, ``{"pass": "x"}``; in prose,
@@ -44,7 +44,7 @@ battery staple``, ``… staple and the user is bob``), a secret named "secret" (
 ``use x as the password``, recovery codes, a seed phrase, Russian's ``пароль — синий кит плывёт``,
 ``кодовое слово: …``; a password named for what it opens then ``:`` (``password for root: x``), in brackets,
 in apposition or after a question (``the password (x)``, ``the admin password, x,`` or ``x.``, ``password? x``), after
-its user (``creds: bob / x``), a security answer, a shell's default (``${DB_PASSWORD:-x}``: the brace
+its user (``creds: bob / x``, ``the admin login is admin/x``, ``Учётка: admin / x``), a security answer, a shell's default (``${DB_PASSWORD:-x}``: the brace
 stays), a list of one (``password: ['x']``), R's ``password <- "x"``; in Russian, two words after a
 dash (``секрет — синий кит``), a login's ``пароль`` (``логин bob, пароль синий кит``), ``пароль от wifi x``.
 A placeholder (``N/A``, ``TBD``, ``<your password>``) is no secret, and a
@@ -60,7 +60,7 @@ end (``PROD``, ``BASE``, ``V2``, digits: ``_QUALIFIERS``) are set aside, and the
 last decides:
 
 - a word ending in ``password``, ``passwd``, ``passphrase``, ``secret``, ``token``,
-  ``credential(s)``, ``apikey`` (and the other ``_STRONG`` words): a secret, whatever comes
+  ``credential(s)``, ``apikey``, ``psk`` (and the other ``_STRONG`` words): a secret, whatever comes
   before it (``PGPASSWORD``, ``GITHUB_TOKEN``, ``DB_PASSWORD_PROD``, ``secret_key_base``);
 - ``pass``, ``pwd`` or ``pw`` as a whole word after another one: a secret (``DB_PASS``,
   ``SMTP_PWD``), unless that word says otherwise (``first_pass``: ``_NOT_PASSWORDS``);
@@ -184,7 +184,7 @@ _URL_HOST = r"(?=(?:\[[0-9A-Fa-f:.]*\]|[\w\-][\w.\-]*)(?::[0-9]+)?(?![\w.\-:@%])
 # at the secret word (found case-sensitively on its first letter, which is fast) and
 # _mask_assignments reads the whole name back from there.
 _ASSIGNMENT = (
-    r"(?P<name>[PpSsTtKkCc](?i:ass|w|ecret|oken|ey|redential)[\w.\-]{0,40})"
+    r"(?P<name>(?:[PpSsTtKkCc](?i:ass|w|ecret|oken|ey|redential)|[Pp](?i:sk))[\w.\-]{0,40})"
     r"(?P<sep>(?:\\*[\"']\]?[ \t]*=>|(?:\\*[\"']\]?|\*{1,2})?[ \t]*(?::=|[=:](?![=:>]))(?:\*{1,2}(?=[ \t]))?)[ \t]*"
     r"|[ \t]+<-[ \t]+|[ \t]+)"
     rf"(?P<value>&[^\s\"',;]+|{_VALUE})"  # "&": a YAML anchor (_mask_assignments)
@@ -272,7 +272,8 @@ _STATED = (
     r"(?:[ \t]*:[ \t]*(?:\r?\n|\\n)[ \t]*|(?:[ \t]*:)?[ \t]+)"
     r"|(?P<pin>(?:[Pp](?i:in(?:[ \t-]?code)?)|[Пп](?i:ин(?:[ \t-]?код)?))"
     r"(?:[ \t]+(?i:is)(?:[ \t]*:)?[ \t]+|[ \t]*:[ \t]*|[ \t]+[—–][ \t]+))"
-    r"|(?:[Пп](?i:ароль)(?:[ \t]+(?:от|для|к|на)(?:[ \t]+[^\s:=\"'—–-]{1,40}){1,3}?)?"
+    r"|(?:[Пп](?i:ароль)(?:[ \t]+(?:[A-Za-z_]{1,40}|[А-Яа-яЁё]{1,40}(?:[аяиы]|ов|ей|ых|их))){0,2}"  # whose: "администратора"
+    r"(?:[ \t]+(?:от|для|к|на)(?:[ \t]+[^\s:=\"'—–-]{1,40}){1,3}?)?"
     r"|[Кк](?i:одов(?:ое|ая)[ \t]+(?:слово|фраза))|[Сс](?i:екрет(?:ное[ \t]+слово|ная[ \t]+фраза)?)"
     r"|[Тт](?i:окен)|[Кк](?i:люч[ \t]+(?:api|апи|доступа))|(?i:api|апи)[ \t-]?(?i:ключ))"
     r"(?:[ \t]+[—–-]|(?:[ \t]+[—–-])?[ \t]+(?i:это)|[ \t]+(?i:был|была|было|будет|теперь))[ \t]+"
@@ -339,7 +340,8 @@ _RUSSIAN_SECRET = (
     r"|(?:кодов|секретн)\w{1,4}[ \t]+(?:слов(?:о|а|у|ом|е)|фраз\w{0,2}))"
 )
 _RUSSIAN_ASSIGNMENT = (
-    rf"(?i)((?<!\w){_RUSSIAN_SECRET}(?:[ \t]+(?:от|для|к|ко|на)(?:[ \t]+[^\s:=\"']{{1,40}}){{1,2}})?"
+    rf"(?i)((?<!\w){_RUSSIAN_SECRET}(?:[ \t]+(?:[a-z_]{{1,40}}|[а-яё]{{1,40}}(?:[аяиы]|ов|ей|ых|их))){{0,2}}"  # whose: "root", "пользователя"
+    rf"(?:[ \t]+(?:от|для|к|ко|на)(?:[ \t]+[^\s:=\"']{{1,40}}){{1,2}})?"
     r"(?:\\*[\"'])?[ \t]*(?::=|[=:](?![=:>]))[ \t]*)"
     rf"{_VALUE}(?P<more>(?:{_MORE_WORDS.pattern})?)"
 )
@@ -357,6 +359,7 @@ _STRONG = (
     "accesskey",
     "secretkey",
     "privatekey",
+    "psk",  # a Wi-Fi network's pre-shared key (wpa_supplicant's psk=, WIFI_PSK)
 )
 # Words set aside at the end of a name: environments, encodings, versions.
 _QUALIFIERS = frozenset(
@@ -604,6 +607,11 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
         r"(?m)((?:^[ \t]*|(?<=\\n)[ \t]*|--|(?i:config[ \t]+set[ \t]+))(?:requirepass|masterauth)[ \t]+)(?!-)" + _VALUE,
         None,
     ),
+    (
+        ("wpa_passphrase",),
+        rf"(\bwpa_passphrase[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s=]+)[ \t]+)(?![-<>|&;]){_VALUE}",
+        None,
+    ),
     (("ssh-keygen",), rf"(\bssh-keygen\b{_SAME_COMMAND}\s-[NP][ \t]*)(?!-){_VALUE}", None),
     (("zip",), rf"(zip(?:(?<![\w-]zip)|(?<=(?<![\w-])unzip))\b{_SAME_COMMAND}\s-P[ \t]+)(?!-){_VALUE}", None),
     (("7z",), rf"(7z(?<![\w-]7z)a?\b{_SAME_COMMAND}\s-p)(?=[^\s-]){_VALUE}", None),
@@ -731,8 +739,8 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     # A login and its password after one name: "creds: bob / hunter22x", "credentials: bob:hunter22x" (the
     # user stays; the password must look chosen as one: _mask_user_slash_password).
     (
-        ("creds", "credential", "login"),
-        r"(?i)(\b(?:creds|credentials?|login)\\*[\"']?[ \t]*[:=][ \t]*\\*[\"']?[^\s/:\"'\\,;]{1,80}(?:[ \t]*/[ \t]*|:))"
+        ("creds", "credential", "login", "логин", "учётк", "учетк"),
+        r"(?i)(\b(?:creds|credentials?|login|логин|уч[её]тк[аи])(?:\\*[\"']?[ \t]*[:=]|[ \t]+(?:is|was))[ \t]*\\*[\"']?[^\s/:\"'\\,;]{1,80}(?:[ \t]*/[ \t]*|:))"
         r"(?=[^\s\"'\\,;]*[0-9!@#%^&*+=~?])(?P<value>[^\s\"'\\,;]{1,200})",
         "user / password",
     ),
@@ -760,7 +768,7 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     (_STATED_TRIGGERS, _STATED, "stated"),
     # password=value, "api_key": "value", DB_PASSWORD_PROD=value, app.secret_key = value,
     # --password value: a name holding a secret word, then its value (see _mask_assignments).
-    (("pass", "pw", "secret", "token", "key", "credential"), _ASSIGNMENT, "assignment"),
+    (("pass", "pw", "secret", "token", "key", "credential", "psk"), _ASSIGNMENT, "assignment"),
 ]
 
 
