@@ -2273,7 +2273,10 @@ def _mask_pem_bodies(text: str) -> str:
 # _STATED_TRIGGERS only in a text with "pass" in it). Asking each of the rules' 150 triggers of each
 # text was three quarters of the masker's time over real transcripts and notes (37,000 texts, most of a
 # few hundred characters: 1.8 s of 2.4 s).
-_TRIGGER_WORDS = ("pass", "pw", "secret", "token", "key", "code", "phrase", "pin", "login", "cookie", "парол")
+_TRIGGER_WORDS = (
+    *("pass", "pw", "secret", "token", "key", "code", "phrase", "pin", "login", "cookie", "auth", "stdin", "парол"),
+    *("gh", "gl", "sk", "shp", "_v1_"),  # the prefixes of GitHub's, GitLab's, Stripe's, Shopify's, DigitalOcean's keys
+)
 
 
 def _trigger_groups() -> tuple[tuple[str, tuple[tuple[str, frozenset[int]], ...]], ...]:
