@@ -184,7 +184,7 @@ _URL_HOST = r"(?=(?:\[[0-9A-Fa-f:.]*\]|[\w\-][\w.\-]*)(?::[0-9]+)?(?![\w.\-:@%])
 # at the secret word (found case-sensitively on its first letter, which is fast) and
 # _mask_assignments reads the whole name back from there.
 _ASSIGNMENT = (
-    r"(?P<name>(?:[PpSsTtKkCc](?i:ass|w|ecret|oken|ey|redential)|[Pp](?i:sk))[\w.\-]{0,40})"
+    r"(?P<name>[PpSsTtKkCc](?i:ass|w|ecret|oken|ey|redential|(?<=[Pp])sk)[\w.\-]{0,40})"  # psk: a Wi-Fi key
     r"(?P<sep>(?:\\*[\"']\]?[ \t]*=>|(?:\\*[\"']\]?|\*{1,2})?[ \t]*(?::=|[=:](?![=:>]))(?:\*{1,2}(?=[ \t]))?)[ \t]*"
     r"|[ \t]+<-[ \t]+|[ \t]+)"
     rf"(?P<value>&[^\s\"',;]+|{_VALUE})"  # "&": a YAML anchor (_mask_assignments)
@@ -1630,7 +1630,11 @@ def _mask_assignments(text: str, pattern: str) -> str:
             continue
         if text[start : match.end("name")] == "secret" and _ADJECTIVE_BEFORE.search(text, max(0, start - 20), start):
             continue
-        if sep.strip(" \t") == ":" and _CONDITION_BEFORE.search(text, max(0, start - 12), start):
+        if (
+            sep.strip(" \t") == ":"
+            and "i" in text[max(0, start - 12) : start]
+            and _CONDITION_BEFORE.search(text, max(0, start - 12), start)
+        ):
             continue  # Python's "if not token: raise …": a condition, its statement no value  # "they do not have to be secret: they are …": the adjective, naming no secret
         value_start, value_end = match.span("value")
         if "<" in text[value_start : value_start + 4] and _BRACKETED_AT.match(text, value_start):
