@@ -8,6 +8,7 @@ FAISS's write is made to fail as it does on a full disk (a RuntimeError naming t
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sqlite3
@@ -193,7 +194,9 @@ def test_a_rebuild_stopped_by_a_full_disk_says_what_it_takes_of_it_and_resumes(t
     assert report.embedded == 0 and not staging.exists()  # resumed: nothing embedded again
 
 
-def _brain_limited(args: list[str], home: Path, limit: int | None) -> subprocess.CompletedProcess:
+def _brain_limited(
+    args: list[str], home: Path, limit: int | None, model: str = "fake:64"
+) -> subprocess.CompletedProcess:
     """`brain ARGS` in a process of its own whose files may grow to ``limit`` bytes at most
     (``ulimit -f``; None: no limit). Python ignores SIGXFSZ, so a write past it fails (EFBIG)."""
     import resource
@@ -202,7 +205,7 @@ def _brain_limited(args: list[str], home: Path, limit: int | None) -> subprocess
         if limit is not None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
 
-    env = {**os.environ, "BRAIN_HOME": str(home), "BRAIN_EMBED_MODEL": "fake:64", "BRAIN_RERANK_MODEL": "none"}
+    env = {**os.environ, "BRAIN_HOME": str(home), "BRAIN_EMBED_MODEL": model, "BRAIN_RERANK_MODEL": "none"}
     return subprocess.run(
         [sys.executable, str(Path(__file__).with_name("brain_with_fakes.py")), *args],
         env=env,
@@ -245,3 +248,41 @@ def test_the_file_size_limit_under_index_is_named_and_nothing_is_lost(toy_vault,
     done = _brain_limited(["ask", "--json", "how should agent memory work", *vault], home, limit)
     assert done.returncode == 0 and json.loads(done.stdout)["results"], done.stderr
     assert "free some space" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no file size limit (RLIMIT_FSIZE) on Windows")
+def test_the_file_size_limit_under_the_vector_files_is_named(toy_vault, tmp_path):
+    """FAISS's write past `ulimit -f` fails with "File too large" in its message; it was made an
+    OSError "Input/output error", so the vector files the index database fitted under the limit
+    could not be saved, said as a broken disk. Here the database (2.1 MB, already there) takes
+    its few writes and the vector file (1.5 MB at 4,096 dimensions) meets the 1 MB limit: the
+    warning names the limit and the fix, and the index still answers."""
+    import resource
+
+    import faiss
+    import numpy as np
+
+    from brain.index.vectors import _write_faiss
+
+    home = tmp_path / "home"
+    vault = ["--vault", str(toy_vault)]
+    assert _brain_limited(["index", *vault], home, None, "fake:4096").returncode == 0
+    for stale in (home / "vaults").glob("*/vectors.faiss"):
+        stale.unlink()
+    done = _brain_limited(["index", *vault], home, 1_000_000, "fake:4096")
+    assert done.returncode == 0, done.stderr
+    warning = [line for line in done.stderr.splitlines() if "could not save" in line]
+    assert len(warning) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "file size limit" in warning[0] and "ulimit -f" in warning[0], warning[0]
+    assert "Input/output error" not in warning[0], warning[0]
+    # FAISS's own failure, in this process: EFBIG, as Python's writes raise it
+    index = faiss.IndexFlatIP(64)
+    index.add(np.zeros((2000, 64), dtype="float32"))
+    before = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, before[1]))
+    try:
+        with pytest.raises(OSError) as raised:
+            _write_faiss(index, tmp_path / "vectors.faiss")
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, before)
+    assert raised.value.errno == errno.EFBIG, raised.value

@@ -3239,6 +3239,19 @@ def file_size_limit_met(directory: Path, exc: sqlite3.OperationalError) -> int |
     name = getattr(exc, "sqlite_errorname", "")
     if not (name.startswith("SQLITE_IOERR") or no_room(exc) or "disk I/O error" in str(exc)):
         return None
+    limit = file_size_limit()
+    if limit is None:
+        return None
+    if limit < 1 << 20:
+        return limit
+    with suppress(OSError):
+        if any(entry.stat().st_size >= limit - (1 << 20) for entry in os.scandir(directory) if entry.is_file()):
+            return limit
+    return None
+
+
+def file_size_limit() -> int | None:
+    """This process's file size limit (``ulimit -f``, bytes), or None when it has none."""
     try:
         import resource
 
@@ -3247,12 +3260,7 @@ def file_size_limit_met(directory: Path, exc: sqlite3.OperationalError) -> int |
         return None
     if limit == resource.RLIM_INFINITY or limit < 0:
         return None
-    if limit < 1 << 20:
-        return limit
-    with suppress(OSError):
-        if any(entry.stat().st_size >= limit - (1 << 20) for entry in os.scandir(directory) if entry.is_file()):
-            return limit
-    return None
+    return limit
 
 
 def file_size_limit_message(directory: Path, reason: str, limit: int) -> str:
@@ -3351,6 +3359,9 @@ def index_errors(directory: Path, vault: Path) -> Iterator[None]:
             raise NotWritableError(not_writable_message(Path(exc.filename), exc.strerror or str(exc))) from exc
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
             raise NoSpaceError(no_space_message(directory, exc.strerror or str(exc))) from exc
+        limit = file_size_limit() if exc.errno == errno.EFBIG else None
+        if limit is not None:  # a vector file past `ulimit -f`: Python's writes and FAISS's say EFBIG
+            raise NoSpaceError(file_size_limit_message(directory, exc.strerror or str(exc), limit)) from exc
         raise
 
 

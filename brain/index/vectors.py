@@ -583,7 +583,7 @@ def load_current(store: IndexStore, dim: int) -> VectorIndex:
         try:
             index.save(store.directory)
         except OSError as exc:
-            log.warning("could not save the rebuilt vector index: %s", exc)
+            log.warning("could not save the rebuilt vector index: %s", _save_failure(store.directory, exc))
     return index
 
 
@@ -749,9 +749,21 @@ def _write_faiss(index: Any, path: Path) -> None:
     except RuntimeError as exc:
         text = str(exc)
         code = next(
-            (c for c in (errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EROFS) if os.strerror(c) in text), errno.EIO
+            (c for c in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EACCES, errno.EROFS) if os.strerror(c) in text),
+            errno.EIO,
         )
         raise OSError(code, f"{os.strerror(code)} (writing {path.name})", str(path)) from exc
+
+
+def _save_failure(directory: Path, exc: OSError) -> str:
+    """What stopped a save of the vector files: the file size limit named, where it is the cause
+    (it read "Input/output error", on a disk with room)."""
+    from .store import file_size_limit, file_size_limit_message
+
+    limit = file_size_limit() if exc.errno == errno.EFBIG else None
+    if limit is None:
+        return str(exc)
+    return file_size_limit_message(directory, exc.strerror or str(exc), limit)
 
 
 def _fsync(path: Path) -> None:
