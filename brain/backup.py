@@ -474,8 +474,14 @@ def _refuse_short_of_space(
             needed += source.stat().st_size
     try:
         free = shutil.disk_usage(folder).free
+        blocks = os.statvfs(folder).f_blocks if hasattr(os, "statvfs") else None
     except OSError:
         return  # cannot be told here: a full disk is said when the copy meets it
+    if blocks == 0:  # /proc, /sys: no disk under it at all, so "0.0 MB free" was no reason to give
+        raise BackupError(
+            f"cannot write the backup in {folder}: it is not on a disk (a file system with no storage, "
+            "as /proc and /sys are); name a folder on a disk"
+        )
     if needed > free:
         raise NoSpaceError(
             f"not enough space for the backup in {folder}: it needs up to {_mb(needed)}, the disk has {_mb(free)} free"

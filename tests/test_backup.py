@@ -870,3 +870,17 @@ def test_a_rebuild_swapping_the_index_between_the_backups_open_and_its_first_rea
         assert db.execute("SELECT x FROM after_rebuild").fetchall() == [(1,)]  # the index as it is now
     finally:
         db.close()
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "statvfs") or not os.path.isdir("/proc") or os.statvfs("/proc").f_blocks != 0,
+    reason="no /proc with no storage under it here",
+)
+def test_a_dest_on_no_disk_at_all_is_cannot_write_there_not_no_space(brain_home):
+    # `brain backup /proc/x` said "not enough space … the disk has 0.0 MB free": there is no disk
+    with connection() as db:
+        write_turn(db, {"turn_key": "k0", "session_id": "s", "ask": "x"})
+    code, out = _cli("/proc/brain-backup")
+    assert code == 1 and out.count("\n") == 1 and "Traceback" not in out, out
+    assert "cannot write the backup in /proc" in out and "not on a disk" in out, out
+    assert "MB free" not in out and "not enough space" not in out, out
