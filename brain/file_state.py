@@ -159,3 +159,21 @@ def _word(path: Path) -> str:
     from .text import shell_word
 
     return shell_word(path)
+
+
+def file_size_limit() -> int | None:
+    """This process's file size limit (``ulimit -f``, bytes), or None when it has none. A write
+    that meets it fails with EFBIG, which SQLite says as "disk I/O error" (or "disk is full")."""
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    except (ImportError, OSError, ValueError):  # Windows: no such limit
+        return None
+    if limit == resource.RLIM_INFINITY or limit < 0:
+        return None
+    return limit
+
+
+def size_limit_words(limit: int) -> str:
+    return f"{limit / (1 << 20):.1f} MB" if limit >= 1 << 20 else f"{limit:,} bytes"

@@ -753,3 +753,33 @@ def test_both_hooks_import_nothing_outside_the_standard_library_on_a_real_turn(t
         assert row["git_branch"] and "***" in row["ask"] and "Решили: WAL." in row["decisions"]
     else:
         assert "brain.db" in (home / "logs" / "hook.log").read_text()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no file size limit (RLIMIT_FSIZE) on Windows")
+def test_a_turn_lost_to_the_file_size_limit_is_said_in_hook_log_as_that_limit(tmp_path):
+    """Under `ulimit -f` the hook loses the turn and says nothing to the agent (above); hook.log
+    said "brain.db: disk I/O error", a broken disk, on a disk with room. It names the limit and
+    the fix."""
+    import resource
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (30_000, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("lost " * 2000)
+    t.text("to the file size limit " * 2000)
+    cmd, env = brain_command()
+    env.update(BRAIN_HOME=str(tmp_path / "home"))
+    proc = subprocess.run(
+        [*cmd, "hook", "stop"],
+        input=json.dumps(hook_payload(t.write())).encode(),
+        env=env,
+        capture_output=True,
+        check=False,
+        timeout=60,
+        preexec_fn=limited,
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b""), proc
+    errors = [line for line in (tmp_path / "home" / "logs" / "hook.log").read_text().splitlines() if " error: " in line]
+    assert len(errors) == 1, errors
+    assert "file size limit" in errors[0] and "ulimit -f unlimited" in errors[0], errors[0]

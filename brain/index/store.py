@@ -42,6 +42,7 @@ from ..errors import (
     UnusableFileError,
     newer_than_this,
 )
+from ..file_state import file_size_limit, size_limit_words
 from ..links import alias_key, key_stem, link_stem, note_keys
 from ..migrations import connect, has_table
 from ..text import shell_word
@@ -3250,21 +3251,8 @@ def file_size_limit_met(directory: Path, exc: sqlite3.OperationalError) -> int |
     return None
 
 
-def file_size_limit() -> int | None:
-    """This process's file size limit (``ulimit -f``, bytes), or None when it has none."""
-    try:
-        import resource
-
-        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
-    except (ImportError, OSError, ValueError):  # Windows: no such limit
-        return None
-    if limit == resource.RLIM_INFINITY or limit < 0:
-        return None
-    return limit
-
-
 def file_size_limit_message(directory: Path, reason: str, limit: int) -> str:
-    size = f"{limit / (1 << 20):.1f} MB" if limit >= 1 << 20 else f"{limit:,} bytes"
+    size = size_limit_words(limit)
     return (
         f"cannot write the index in {directory} ({reason}): the file size limit (`ulimit -f`) stops a file at "
         f"{size}; raise it (`ulimit -f unlimited`) and run again; nothing was lost, the index as it was still answers"
