@@ -286,3 +286,26 @@ def test_the_file_size_limit_under_the_vector_files_is_named(toy_vault, tmp_path
     finally:
         resource.setrlimit(resource.RLIMIT_FSIZE, before)
     assert raised.value.errno == errno.EFBIG, raised.value
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no file size limit (RLIMIT_FSIZE) on Windows")
+def test_a_vector_file_write_past_the_file_size_limit_is_the_limit_named_by_index_errors(tmp_path):
+    """A vector file (FAISS's write, or Python's for the delta) stopped by `ulimit -f` is EFBIG:
+    it passed `index_errors` as a bare OSError (FAISS's was "Input/output error" before), saying
+    nothing of the limit; it is the line that names the limit and the fix, as SQLite's failure
+    under it is."""
+    import resource
+
+    from brain.errors import NoSpaceError
+    from brain.index.store import index_errors
+
+    before = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (50_000_000, before[1]))
+    try:
+        with pytest.raises(NoSpaceError) as raised, index_errors(tmp_path, tmp_path / "vault"):
+            raise OSError(errno.EFBIG, "File too large (writing vectors.faiss)", str(tmp_path / "vectors.faiss"))
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, before)
+    line = str(raised.value)
+    assert "\n" not in line and "file size limit" in line and "ulimit -f unlimited" in line, line
+    assert "47.7 MB" in line, line
