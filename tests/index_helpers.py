@@ -202,8 +202,9 @@ def history_problems(db: Path) -> list[str]:
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     problems = []
     checks = {
+        # a note a migration marked to be read again (hash '') keeps its version to the next run
         "a note without a current version": "SELECT n.path FROM notes n WHERE NOT EXISTS (SELECT 1 FROM note_versions v"
-        " WHERE v.note_id = n.id AND v.recorded_to IS NULL AND v.hash = n.hash AND v.path = n.path)",
+        " WHERE v.note_id = n.id AND v.recorded_to IS NULL AND (v.hash = n.hash OR n.hash = '') AND v.path = n.path)",
         "a current version without its note": "SELECT v.path FROM note_versions v WHERE v.recorded_to IS NULL"
         " AND v.note_id NOT IN (SELECT id FROM notes)",
         "an open edge without a current version": "SELECT e.target FROM link_history e WHERE e.recorded_to IS NULL"
