@@ -27,6 +27,18 @@ the script once per variant with its own BRAIN_HOME and the variable set, e.g.
 
     BRAIN_HOME=/tmp/home-windows BRAIN_CHUNKING=windows python bench/quality_ablation.py --label windows
 
+A set whose vault ships in the repository (mini, bilingual) is indexed from a copy of it in
+``--vault-copies`` (default: $TMPDIR/brain-bench-vaults-<uid>), in a folder named after a digest
+of its files: brain names an index folder after its vault's absolute path, so the vault inside a
+fresh snapshot of the repository (``git archive HEAD | tar -x -C …``) was a new vault each time,
+indexed from scratch (525 s for the mini set on a busy machine). The copy's path is the same from
+every snapshot whose vault holds the same bytes, so a BRAIN_HOME copied from an earlier run
+(``cp -a OLD_HOME/vaults NEW_HOME/``) serves it as it serves the real vaults: opened as `brain
+ask` opens it, it runs this brain's migrations and reads again whatever they mark, as for any
+user's index; a vault whose files changed is another folder and a new index. A copy is written
+once and never changed (its files are checked against its name at each run). ``--vault-copies
+none`` indexes the vault where it is, as before.
+
 Writes bench/out/quality_ablation-<label>.json and .md (with every query each row moves) and prints
 the markdown without that list.
 """
@@ -34,9 +46,13 @@ the markdown without that list.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -286,7 +302,49 @@ def pool_metrics(ranked: list[str], relevant: Iterable[str], pool: int) -> dict[
     }
 
 
-def run_set(name: str, rows: dict[str, tuple[str, dict]]) -> dict:
+def default_copies() -> Path:
+    """Where the vaults in the repository are copied: a folder of this user's in the temp folder,
+    the same from every snapshot of the repository."""
+    return Path(tempfile.gettempdir()) / f"brain-bench-vaults-{os.getuid()}"
+
+
+def _digest(vault: Path) -> str:
+    """A digest of every file under ``vault``: its path and its bytes (dot-files too)."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in vault.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(vault).as_posix().encode("utf-8", "surrogateescape") + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def vault_to_index(vault: Path, copies: Path | None) -> Path:
+    """The folder a set's vault is indexed at: ``vault`` itself when it is not in the repository
+    (the real vaults, under ../shared) or ``copies`` is None; else its copy under ``copies``,
+    named after the vault's place in the repository and a digest of its files, made once (by
+    whichever run comes first: a copy in a temporary folder renamed into place) and never
+    changed, so its index, made by one run, is the one every snapshot with these bytes would make."""
+    if copies is None or not vault.resolve().is_relative_to(ROOT):
+        return vault
+    digest = _digest(vault)
+    place = vault.resolve().relative_to(ROOT).as_posix().replace("/", "-")
+    copy = copies / f"{place}-{digest}"
+    if not copy.is_dir():
+        copies.mkdir(mode=0o700, parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{copy.name}-", dir=copies))
+        try:
+            shutil.copytree(vault, staging / "vault", symlinks=True)
+            os.rename(staging / "vault", copy)
+        except OSError:
+            if not copy.is_dir():  # not another run's copy made meanwhile
+                raise
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    if _digest(copy) != digest:
+        sys.exit(f"{copy} no longer holds the files of {vault}: delete it (and its index) and run again")
+    return copy
+
+
+def run_set(name: str, rows: dict[str, tuple[str, dict]], copies: Path | None = None) -> dict:
     from dataclasses import replace
 
     from brain.evaluation.metrics import query_metrics
@@ -294,6 +352,7 @@ def run_set(name: str, rows: dict[str, tuple[str, dict]]) -> dict:
     from brain.recall.opening import open_recaller
 
     queries_file, vault = SETS[name]
+    vault = vault_to_index(vault, copies)
     queries = load_queries(queries_file, vault)
     started = time.perf_counter()
     recaller = open_recaller(vault, build=True, progress=sys.stderr.isatty(), rerank_model=None)
@@ -302,6 +361,7 @@ def run_set(name: str, rows: dict[str, tuple[str, dict]]) -> dict:
     types = [t for t in QUERY_TYPES if any(q.type == t for q in queries)]
     out = {
         "set": name,
+        "vault": str(vault),
         "queries": len(queries),
         "types": types,
         "counts": {t: sum(q.type == t for q in queries) for t in types},
@@ -447,8 +507,6 @@ def markdown(data: list[dict], ref: str, label: str, *, queries: bool = True) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    import os
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sets", default=DEFAULT_SETS, help="comma-separated: " + ", ".join(SETS))
     parser.add_argument("--rows", help="comma-separated names of the built-in rows (default: all)")
@@ -462,6 +520,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ref", default="old", help="the row deltas are taken against (default: old)")
     parser.add_argument("--label", default="default", help="names the output files (e.g. the index variant)")
     parser.add_argument("--out", default=str(HERE / "out"))
+    parser.add_argument(
+        "--vault-copies",
+        default=str(default_copies()),
+        metavar="DIR",
+        help="where the vaults in the repository (mini, bilingual) are copied and indexed from, in a folder"
+        " named after their files, the same from every snapshot of the repository, so that a BRAIN_HOME"
+        " copied from an earlier run serves them (default: %(default)s); 'none': index them where they are",
+    )
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("BRAIN_EMBED_MODEL", packaged_minilm())
@@ -478,12 +544,13 @@ def main(argv: list[str] | None = None) -> int:
         rows[name] = (mode, overrides)
     for _, overrides in rows.values():
         settings_for(overrides)  # a field RecallSettings does not have: say so before indexing anything
+    copies = None if args.vault_copies == "none" else Path(args.vault_copies).expanduser().resolve()
     data = []
     for name in args.sets.split(","):
         if not SETS[name][1].is_dir():
             print(f"skipping {name}: {SETS[name][1]} is not here", file=sys.stderr)
             continue
-        data.append(run_set(name, rows))
+        data.append(run_set(name, rows, copies))
     if not data:
         return 1
     out = Path(args.out)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 from bench_helpers import bench_script
@@ -147,3 +148,58 @@ def test_the_sets_in_the_repository_load_against_their_vaults_and_bilingual_is_a
     bilingual = load_queries(*qa.SETS["bilingual"])
     assert any(any("\u0400" <= ch <= "\u04ff" for ch in q.query) for q in bilingual)  # Russian questions too
     assert "bilingual" not in qa.DEFAULT_SETS.split(",") and set(qa.DEFAULT_SETS.split(",")) < set(qa.SETS)
+
+
+def _snapshot(where, notes: dict[str, str]):
+    """A snapshot of the repository as `git archive | tar -x` makes one: the script and the mini set."""
+    import importlib.util
+    import shutil
+
+    from bench_helpers import BENCH
+
+    bench = where / "bench"
+    (bench / "minivault" / "vault").mkdir(parents=True)
+    shutil.copy(BENCH / "quality_ablation.py", bench)
+    for rel, text in notes.items():
+        (bench / "minivault" / "vault" / rel).write_text(text, encoding="utf-8")
+    queries = [{"id": "q1", "query": "harbour crane", "type": "entity", "relevant": ["Harbour.md"]}]
+    (bench / "minivault" / "queries.jsonl").write_text(json.dumps(queries[0]) + "\n", encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(f"qa_{where.name}", bench / "quality_ablation.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+NOTES = {"Harbour.md": "# Harbour\n\nThe harbour crane lifts [[Ferry]].\n", "Ferry.md": "# Ferry\n\nThe ferry.\n"}
+
+
+def test_the_mini_vault_is_indexed_once_for_every_snapshot_of_the_same_bytes(tmp_path, brain_home):
+    """The mini vault lives in the snapshot, and brain names an index folder after its vault's
+    absolute path: each snapshot indexed it from scratch (525 s). Its copy's path is the same from
+    two snapshots; so is its index, and the figures are those of the index made from scratch."""
+    copies = tmp_path / "copies"
+    first = _snapshot(tmp_path / "a", NOTES).run_set("mini", {"vector": ("vector", {})}, copies)
+    second = _snapshot(tmp_path / "b", NOTES).run_set("mini", {"vector": ("vector", {})}, copies)
+    assert first["vault"] == second["vault"] and first["vault"].startswith(str(copies))
+    assert len([d for d in (brain_home / "vaults").iterdir() if d.is_dir()]) == 1  # one index, made once
+    assert first["rows"]["vector"]["per_query"] == second["rows"]["vector"]["per_query"]
+    assert second["rows"]["vector"]["per_query"][0]["recall@10"] == 1.0
+
+    changed = _snapshot(tmp_path / "c", {**NOTES, "Ferry.md": "# Ferry\n\nThe ferry, changed.\n"})
+    third = changed.run_set("mini", {"vector": ("vector", {})}, copies)
+    assert third["vault"] != first["vault"]  # other bytes: another copy, another index
+    assert (Path(third["vault"]) / "Ferry.md").read_text(encoding="utf-8").endswith("changed.\n")
+    assert (Path(first["vault"]) / "Ferry.md").read_text(encoding="utf-8") == NOTES["Ferry.md"]  # untouched
+
+
+def test_a_copy_whose_files_were_changed_is_never_indexed(tmp_path):
+    copies = tmp_path / "copies"
+    qa = _snapshot(tmp_path / "a", NOTES)
+    copy = qa.vault_to_index(qa.SETS["mini"][1], copies)
+    assert copy == qa.vault_to_index(qa.SETS["mini"][1], copies)
+    (copy / "Ferry.md").write_text("# Ferry\n\nedited by hand\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as exited:
+        qa.vault_to_index(qa.SETS["mini"][1], copies)
+    assert "no longer holds the files of" in str(exited.value.code) and "delete it" in str(exited.value.code)
+    assert qa.vault_to_index(qa.SETS["mini"][1], None) == qa.SETS["mini"][1]  # --vault-copies none
