@@ -344,6 +344,20 @@ def vault_to_index(vault: Path, copies: Path | None) -> Path:
     return copy
 
 
+def not_this_brains(recaller) -> str | None:
+    """Why the index ``recaller`` reads is not the one this brain would build, if it is not: a
+    newer brain upgraded it (its migrations may have read notes again by rules this one lacks;
+    brain reads such an index as it is), or it could not be brought up to date (read-only)."""
+    store = recaller.store
+    if store.newer:
+        return f"a newer brain upgraded it: {', '.join(store.newer)}"
+    if recaller.stale or store.readonly:
+        return (
+            store.why_readonly or f"{recaller.stale} notes changed since it was made and it was not brought up to date"
+        )
+    return None
+
+
 def run_set(name: str, rows: dict[str, tuple[str, dict]], copies: Path | None = None) -> dict:
     from dataclasses import replace
 
@@ -356,6 +370,12 @@ def run_set(name: str, rows: dict[str, tuple[str, dict]], copies: Path | None = 
     queries = load_queries(queries_file, vault)
     started = time.perf_counter()
     recaller = open_recaller(vault, build=True, progress=sys.stderr.isatty(), rerank_model=None)
+    if why := not_this_brains(recaller):
+        recaller.close()
+        sys.exit(
+            f"{name}: the index of {vault} is not the one this brain would build ({why}): run with a fresh"
+            " BRAIN_HOME, or one whose vaults/ a run of this branch (or of an older one) made"
+        )
     recaller.embedder = CachedEmbedder(recaller.embedder)
     index_s = time.perf_counter() - started
     types = [t for t in QUERY_TYPES if any(q.type == t for q in queries)]

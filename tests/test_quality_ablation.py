@@ -203,3 +203,32 @@ def test_a_copy_whose_files_were_changed_is_never_indexed(tmp_path):
         qa.vault_to_index(qa.SETS["mini"][1], copies)
     assert "no longer holds the files of" in str(exited.value.code) and "delete it" in str(exited.value.code)
     assert qa.vault_to_index(qa.SETS["mini"][1], None) == qa.SETS["mini"][1]  # --vault-copies none
+
+
+def test_an_index_a_newer_brain_upgraded_is_never_measured(tmp_path, brain_home):
+    """A BRAIN_HOME copied from a run of a newer branch: brain reads its index as it is (its
+    migrations may have read notes again by rules this branch lacks); the bench refuses it."""
+    import sqlite3
+    import time
+
+    from brain import config
+    from brain.index.indexer import index_vault
+    from brain.index.schema import INDEX_MIGRATIONS
+
+    qa = _snapshot(tmp_path / "a", NOTES)
+    vault = qa.SETS["mini"][1]  # indexed where it is (--vault-copies none): the same for a copy
+    index_vault(vault, progress=False)
+    database = config.index_dir(vault) / "index.db"
+    conn = sqlite3.connect(database, isolation_level=None)
+    try:
+        conn.execute(
+            "INSERT INTO _migrations (db, name, applied_at) VALUES (?, ?, ?)",
+            (INDEX_MIGRATIONS.name, "m999_from_a_newer_brain", time.time()),
+        )
+    finally:
+        conn.close()
+    with pytest.raises(SystemExit) as exited:
+        qa.run_set("mini", {"vector": ("vector", {})})
+    said = str(exited.value.code)
+    assert "a newer brain upgraded it: m999_from_a_newer_brain" in said and "fresh BRAIN_HOME" in said, said
+    assert "\n" not in said
