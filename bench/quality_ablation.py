@@ -31,13 +31,14 @@ A set whose vault ships in the repository (mini, bilingual) is indexed from a co
 ``--vault-copies`` (default: $TMPDIR/brain-bench-vaults-<uid>), in a folder named after a digest
 of its files: brain names an index folder after its vault's absolute path, so the vault inside a
 fresh snapshot of the repository (``git archive HEAD | tar -x -C …``) was a new vault each time,
-indexed from scratch (525 s for the mini set on a busy machine). The copy's path is the same from
-every snapshot whose vault holds the same bytes, so a BRAIN_HOME copied from an earlier run
-(``cp -a OLD_HOME/vaults NEW_HOME/``) serves it as it serves the real vaults: opened as `brain
-ask` opens it, it runs this brain's migrations and reads again whatever they mark, as for any
-user's index; a vault whose files changed is another folder and a new index. A copy is written
-once and never changed (its files are checked against its name at each run). ``--vault-copies
-none`` indexes the vault where it is, as before.
+indexed from scratch (212 to 273 s for the mini set at a load of 18 on 2 cores). The copy's path
+is the same from every snapshot whose vault holds the same bytes, so a BRAIN_HOME copied from an
+earlier run (``cp -a OLD_HOME/vaults NEW_HOME/``) serves it as it serves the real vaults: opened
+as `brain ask` opens it, it runs this brain's migrations and reads again whatever they mark, as
+for any user's index; a vault whose files changed is another folder and a new index. A copy is
+written once and never changed (its files are checked against its name at each run).
+``--vault-copies none`` indexes the vault where it is, as before. An index this brain would not
+build (a newer brain upgraded it; it could not be brought up to date) is refused, never measured.
 
 Writes bench/out/quality_ablation-<label>.json and .md (with every query each row moves) and prints
 the markdown without that list.
