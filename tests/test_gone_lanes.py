@@ -202,3 +202,123 @@ def test_anchor_lex_reads_past_a_gone_note_that_fills_the_lexical_lanes_hits(tmp
     assert _paths(before.lanes["anchor_lex"]) == ["Alpha.md"], _paths(before.lanes["anchor_lex"])
     result = _ask(root, "platypus venom spur", "hybrid+ppr", settings, ["Gone source.md"])
     assert _paths(result.lanes["anchor_lex"]) == ["Beta.md"], _paths(result.lanes["anchor_lex"])
+
+
+# ----- a gone note whose chunks fill the whole chunk search of a lane ---------------------------
+
+LEDGER = "The ledger of the season, written out in full by the keeper of the river station. " * 3
+LONG_GONE = "Gone ledger.md"
+LIVE = [f"Live {name}.md" for name in ("one", "two", "three", "four")]
+
+
+def _long_gone_vault(root: Path, sections: int = 200) -> Path:
+    """One note of ``sections`` chunks, each the query's words, and four short live notes that
+    hold them too, each linking to a note of its own (what the anchor lanes vote for)."""
+    parts = "".join(
+        f"## Part {i}\n\nNarwhal tusk narwhal tusk {i}. [[Gone target]] {LEDGER}\n\n" for i in range(sections)
+    )
+    live = [
+        (rel, f"# {rel[:-3]}\n\nA narwhal tusk, seen once off the coast. [[Target {i}]] {LEDGER * 2}\n")
+        for i, rel in enumerate(LIVE)
+    ]
+    targets = [(f"Target {i}.md", f"# Target {i}\n\nThe letter {i}.\n") for i in range(len(LIVE))]
+    return _vault(root, [(LONG_GONE, f"# Gone ledger\n\n{parts}"), *live, *targets, ("Gone target.md", "# G\n\nx\n")])
+
+
+def test_the_long_gone_vault_is_what_the_lanes_tests_need(tmp_path):
+    """The shape the tests below rely on, with the gone note's file still there: its chunks are
+    BM25's and the vectors' first hundred chunks, more than a lane searches at --depth 2 (5 × 2
+    for BM25, 2 × 2 for the anchor lanes)."""
+    recaller = open_recaller(_long_gone_vault(tmp_path / "v"))
+    try:
+        store = recaller.store
+        (gone,) = [n for n, p in store.conn.execute("SELECT id, path FROM notes") if p == LONG_GONE]
+        assert store.note_chunk_counts([gone])[gone] >= 150
+        result = recaller.ask("narwhal tusk", "hybrid", RecallSettings(k=10, depth=2, seeds=2, max_new=5, pool=10))
+        hits = store.fts_search(result.lexical_match or "", (10.0, 5.0, 1.0), 100)
+        ids, _ = recaller.vectors.search(recaller.embedder.embed_query("narwhal tusk"), 100)
+        for chunks in ([c for c, _ in hits], ids.tolist()):
+            assert set(store.chunk_note_ids(chunks).values()) == {gone}
+    finally:
+        recaller.close()
+
+
+DEPTH2 = RecallSettings(k=10, depth=2, seeds=2, max_new=5, pool=10)
+TARGETS = [f"Target {i}.md" for i in range(len(LIVE))]
+
+
+def test_the_lexical_lane_reads_past_a_gone_note_that_fills_its_chunk_search(tmp_path):
+    """BM25's lane searches 5 × depth chunks and folds them into notes: every one of them was a
+    section of the gone note, asked again one note deeper (5 × 3 chunks) still, so the lane gave
+    nothing where four live notes hold the words. The gone note's chunks take no place of the
+    search: the live notes' come up."""
+    root = _long_gone_vault(tmp_path / "v")
+    result = _ask(root, "narwhal tusk", "hybrid", DEPTH2, [LONG_GONE])
+    lexical = _paths(result.lanes["lexical"])
+    assert len(lexical) == 2 and set(lexical) <= set(LIVE), lexical
+    fused = [c for c in result.results if "lexical" in c.sources]
+    assert {c.path for c in fused} == set(lexical), _paths(result.results)
+    assert any("1 note this query found was left out" in w for w in result.warnings), result.warnings
+
+
+def test_brain_ask_answers_the_live_notes_past_a_gone_note_that_fills_the_chunk_search(tmp_path):
+    """The same through the CLI (`--no-update`, the note deleted after `brain index`)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from brain.cli import cli
+
+    root = _long_gone_vault(tmp_path / "v")
+    (root / LONG_GONE).unlink()
+    args = ["ask", "--vault", str(root), "--json", "--no-rerank", "--no-update", "--no-server"]
+    answer = CliRunner().invoke(cli, [*args, "--mode", "hybrid", "-k", "4", "--depth", "2", "narwhal tusk"])
+    assert answer.exit_code == 0, answer.output
+    results = json.loads(answer.stdout)["results"]
+    lexical = [r["path"] for r in results if "lexical" in r["lanes"]]
+    assert len(lexical) == 2 and set(lexical) <= set(LIVE), results
+    assert LONG_GONE not in [r["path"] for r in results]
+
+
+def test_the_dense_lane_reads_past_a_gone_note_that_fills_its_chunk_search(tmp_path):
+    """The dense lane searches deeper until it has the notes asked for (the gone note is one):
+    its first 100 chunks the gone note's, it still gives two live notes."""
+    root = _long_gone_vault(tmp_path / "v")
+    result = _ask(root, "narwhal tusk", "vector", DEPTH2, [LONG_GONE])
+    dense = _paths(result.lanes["dense"])
+    assert len(dense) == 2 and set(dense) <= set(LIVE), dense
+
+
+def test_the_anchor_lanes_read_past_a_gone_note_that_fills_their_chunk_search(tmp_path):
+    """anchor_dense reads the 2 × depth chunks nearest the query, anchor_lex BM25's best 2 ×
+    depth: all the gone note's, which vote for nothing. The live notes' passages below them
+    vote, in either mode (hybrid+ppr: anchor_lex reads the lexical lane's hits; ppr: its own)."""
+    root = _long_gone_vault(tmp_path / "v")
+    for mode in ("hybrid+ppr", "ppr"):
+        result = _ask(root, "narwhal tusk", mode, DEPTH2, [LONG_GONE] if mode == "hybrid+ppr" else [])
+        for lane in ("anchor_dense", "anchor_lex"):
+            found = _paths(result.lanes[lane])
+            assert len(found) == 2 and set(found) <= set(TARGETS), (mode, lane, found)
+
+
+def test_the_lanes_read_past_a_long_gone_note_in_a_few_steps(tmp_path, monkeypatch):
+    """The anchor lanes went past the gone note 2 × depth chunks a step: in ppr mode anchor_lex
+    searched BM25 51 times, and anchor_dense read the notes of the chunks it reached 51 times
+    (110 such reads for one query, the dense lane's search made twice among them). A step goes
+    past every chunk of the gone notes it met: two searches, two reads a lane (the dense lane's
+    eight: its search, made twice, reads the notes of what it reached at each of its depths)."""
+    from brain.index.store import IndexStore
+
+    root = _long_gone_vault(tmp_path / "v")
+    calls = {"fts_search": 0, "chunk_note_ids": 0}
+    for name in calls:
+        method = getattr(IndexStore, name)
+
+        def counted(self, *args, _method=method, _name=name, **kwargs):
+            calls[_name] += 1
+            return _method(self, *args, **kwargs)
+
+        monkeypatch.setattr(IndexStore, name, counted)
+    result = _ask(root, "narwhal tusk", "ppr", DEPTH2, [LONG_GONE])
+    assert len(result.lanes["anchor_lex"]) == len(result.lanes["anchor_dense"]) == 2
+    assert calls["fts_search"] <= 2 and calls["chunk_note_ids"] <= 12, calls

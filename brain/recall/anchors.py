@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from .dense import best_chunks, candidates_for
+from .live import live_hits
 from .ties import top_notes
 from .types import DEFAULT_ANCHOR_HUB, DEFAULT_BM25_WEIGHTS, Candidate
 
@@ -167,21 +168,13 @@ def anchor_lex(
     if depth <= 0:
         return []
     wanted = depth * CHUNKS_PER_NOTE
-    reach = wanted
     if passages is not None:
         live = live_passages(store, passages, gone)
         # The lane searched deeper than this reads: fewer live passages than wanted, none of them
-        # left out, are all BM25 has. Some left out: the ones below them are searched for.
+        # left out, are all BM25 has. Some left out: the search goes on below them.
         if len(live) >= wanted or len(live) == len(passages) or expression is None:
             return _lane(store, vote(store, live[:wanted], hub), query_vector, depth, "anchor_lex")
-        reach = len(passages) + wanted - len(live)
     elif expression is None:
         return []
-    while True:
-        searched = store.fts_search(expression, weights, reach)
-        passages = live_passages(store, searched, gone)
-        if len(passages) >= wanted or len(searched) < reach:
-            break
-        reach += wanted - len(passages)
-    passages = passages[:wanted]
-    return _lane(store, vote(store, passages, hub), query_vector, depth, "anchor_lex")
+    found = live_hits(store, lambda reach: store.fts_search(expression, weights, reach), wanted, gone)
+    return _lane(store, vote(store, found.hits, hub), query_vector, depth, "anchor_lex")

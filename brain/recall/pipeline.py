@@ -49,6 +49,7 @@ from . import lexical as lexical_stage
 from . import names as names_stage
 from . import ppr as ppr_stage
 from .gate import Holders, entity_gate, name_table
+from .live import live_hits
 from .past import PastIndex
 from .rerank import load_reranker
 from .ties import best_first
@@ -663,7 +664,7 @@ class Recaller:
         ``state.gone_found``: a path that no longer opens is no answer, nor a seed or a rank."""
         if not self.gone:
             return found
-        state.gone_found[lane] = {c.note_id for c in found if c.note_id in self.gone}
+        state.gone_found.setdefault(lane, set()).update(c.note_id for c in found if c.note_id in self.gone)
         return [c for c in found if c.note_id not in self.gone]
 
     def _whereabouts(self, results: list[Candidate]) -> None:
@@ -874,7 +875,14 @@ class Recaller:
             expression = self._match(state, settings)
             if expression is None or depth <= 0:
                 return []
-            hits = self.store.fts_search(expression, weights, lexical_stage.search_depth(depth))
+            # Chunks of a note whose file is gone take no place of the search: a gone note of
+            # more matching sections than it reads left none for the notes below.
+            found = live_hits(
+                self.store,
+                lambda reach: self.store.fts_search(expression, weights, reach),
+                lexical_stage.search_depth(depth),
+                self.gone,
+            )
         except sqlite3.DatabaseError as exc:
             if not search_index_damaged(exc):
                 raise
@@ -887,16 +895,20 @@ class Recaller:
             log.warning("%s", state.failures["lexical"])
             state.anchor_passages = []  # anchor_lex reads the lane's hits: none, not a search of that index again
             return []
-        state.anchor_passages = hits
-        return lexical_stage.lexical_search(
+        state.anchor_passages = found.hits
+        lane = lexical_stage.lexical_search(
             self.store,
             state.query,
             depth,
             settings.chunk_decay,
             weights,
             expression=expression,
-            hits=hits,
+            hits=found.hits,
         )
+        if found.gone:  # those above the last note the lane took (all, when it took fewer): said in the warnings
+            taken = found.gone_above([c.chunk_id for c in lane]) if len(lane) >= depth else set(found.gone)
+            state.gone_found.setdefault("lexical", set()).update(taken)
+        return lane
 
     @staticmethod
     def _extra_lanes(mode: Mode, settings: RecallSettings) -> list[str]:
@@ -975,17 +987,17 @@ class Recaller:
         """The chunks nearest the query that anchor_dense reads (``CHUNKS_PER_NOTE`` per note
         wanted), none of a note whose file is gone: its text is no longer in the vault, and what
         it said about the notes it linked to is no longer said (the next chunks take its places)."""
-        wanted = depth * anchors_stage.CHUNKS_PER_NOTE
-        nearest = state.nearest_chunks  # the dense lane's search reached at least as far, when it could
-        reach = wanted
-        while True:
-            if len(nearest) < min(reach, self.vectors.size):
+        reached = state.nearest_chunks  # the dense lane's search reached at least as far, when it could
+
+        def nearest(reach: int) -> list[tuple[int, float]]:
+            nonlocal reached
+            reach = min(reach, self.vectors.size)
+            if len(reached) < reach:
                 ids, scores = self.vectors.search(state.vector, reach)
-                nearest = list(zip(ids.tolist(), scores.tolist()))
-            live = anchors_stage.live_passages(self.store, nearest[:reach], self.gone)
-            if len(live) >= wanted or len(nearest) < reach or reach >= self.vectors.size:
-                return live[:wanted]
-            reach += wanted - len(live)
+                reached = list(zip(ids.tolist(), scores.tolist()))
+            return reached[:reach]
+
+        return live_hits(self.store, nearest, depth * anchors_stage.CHUNKS_PER_NOTE, self.gone).hits
 
     def _ppr_lane(
         self, state: QueryState, rankings: dict[str, list[int]], settings: RecallSettings, depth: int
