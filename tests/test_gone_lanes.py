@@ -305,8 +305,8 @@ def test_the_lanes_read_past_a_long_gone_note_in_a_few_steps(tmp_path, monkeypat
     """The anchor lanes went past the gone note 2 × depth chunks a step: in ppr mode anchor_lex
     searched BM25 51 times, and anchor_dense read the notes of the chunks it reached 51 times
     (110 such reads for one query, the dense lane's search made twice among them). A step goes
-    past every chunk of the gone notes it met: two searches, two reads a lane (the dense lane's
-    eight: its search, made twice, reads the notes of what it reached at each of its depths)."""
+    past every chunk of the gone notes it met: two searches, two reads a lane; the dense lane's
+    one search reads the notes of what it reached at each of its four depths (×4 a step)."""
     from brain.index.store import IndexStore
 
     root = _long_gone_vault(tmp_path / "v")
@@ -321,4 +321,4 @@ def test_the_lanes_read_past_a_long_gone_note_in_a_few_steps(tmp_path, monkeypat
         monkeypatch.setattr(IndexStore, name, counted)
     result = _ask(root, "narwhal tusk", "ppr", DEPTH2, [LONG_GONE])
     assert len(result.lanes["anchor_lex"]) == len(result.lanes["anchor_dense"]) == 2
-    assert calls["fts_search"] <= 2 and calls["chunk_note_ids"] <= 12, calls
+    assert calls["fts_search"] <= 2 and calls["chunk_note_ids"] <= 8, calls

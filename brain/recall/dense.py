@@ -17,7 +17,7 @@ where its cosines are flat.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 from .ties import top_notes
@@ -43,6 +43,8 @@ def dense_search(
     long_note_chunks: int = LONG_NOTE_CHUNKS,
     max_of_n: float = 0.0,
     max_of_n_reached: bool = False,
+    gone: Collection[int] = frozenset(),
+    left_out: set[int] | None = None,
 ) -> list[Candidate]:
     """The top ``depth`` distinct notes by their best chunk's similarity, best first.
 
@@ -57,6 +59,9 @@ def dense_search(
     Its shown chunk and ``dense_score`` stay the best one's. ``nearest``, when given, receives
     the (chunk id, similarity) of the chunks the search reached, nearest first (the
     anchor_dense lane reads the first of them rather than searching again).
+    The chunks of the notes in ``gone`` (``Recaller.gone``: their file is gone) count for no
+    note: the search goes deeper until it has ``depth`` others; ``left_out``, when given,
+    receives those of them met before the last note it needed.
     """
     if vectors.size == 0 or depth <= 0:
         return []
@@ -68,10 +73,15 @@ def dense_search(
         best: dict[int, tuple[int, float]] = {}  # note id -> (chunk id, score)
         more: dict[int, list[float]] = {}  # note id -> its other chunks' scores, best first
         reached: dict[int, int] = {}  # note id -> how many of its chunks the search reached
+        met: set[int] = set()  # the gone notes met before the depth-th note
         note_of = store.chunk_note_ids([int(i) for i in ids])
         for chunk_id, score in zip(ids.tolist(), scores.tolist()):
             note_id = note_of.get(chunk_id)
             if note_id is None:
+                continue
+            if note_id in gone:
+                if len(best) < depth:
+                    met.add(note_id)
                 continue
             reached[note_id] = reached.get(note_id, 0) + 1
             if note_id not in best:
@@ -82,6 +92,8 @@ def dense_search(
         if len(best) >= depth or k >= vectors.size:
             break
         k = min(vectors.size, k * 4)
+    if left_out is not None:
+        left_out.update(met)
     total = {n: score + decayed(more.get(n, []), decay) for n, (_, score) in best.items()}
     if long_note_discount > 0 or max_of_n > 0:
         sizes = store.note_chunk_counts(list(best))

@@ -567,29 +567,28 @@ class Recaller:
         timings["embed"] = _ms(started)
         started = time.perf_counter()
         nearest: list[tuple[int, float]] = []
-        # A note whose file is gone is no answer (Recaller.gone): the lane looks as many notes
-        # deeper as it found such, so that the notes below take their places.
-        deeper = 0
-        while True:
-            hits = dense_stage.dense_search(
-                self.store,
-                self.vectors,
-                vector,
-                settings.depth + deeper,
-                settings.chunk_decay,
-                nearest=nearest,
-                long_note_discount=settings.long_note_discount,
-                long_note_chunks=settings.long_note_chunks,
-                max_of_n=settings.max_of_n,
-                max_of_n_reached=settings.max_of_n_reached,
-            )
-            found = sum(1 for c in hits if c.note_id in self.gone) if self.gone else 0
-            if found <= deeper or len(hits) < settings.depth + deeper:  # depth notes left, or no more
-                break
-            deeper = found
+        # A note whose file is gone is no answer (Recaller.gone): its chunks count for no note of
+        # the search, which goes on below them until it has the notes asked for.
+        left_out: set[int] = set()
+        hits = dense_stage.dense_search(
+            self.store,
+            self.vectors,
+            vector,
+            settings.depth,
+            settings.chunk_decay,
+            nearest=nearest,
+            long_note_discount=settings.long_note_discount,
+            long_note_chunks=settings.long_note_chunks,
+            max_of_n=settings.max_of_n,
+            max_of_n_reached=settings.max_of_n_reached,
+            gone=self.gone,
+            left_out=left_out,
+        )
         timings["dense"] = _ms(started)
         state = QueryState(query, vector, self.gate(query), {}, timings, nearest_chunks=nearest)
-        state.lanes["dense"] = self._without_gone(state, "dense", hits)[: settings.depth]
+        if left_out:
+            state.gone_found["dense"] = left_out
+        state.lanes["dense"] = hits
         return state
 
     def _answer(self, state: QueryState, mode: Mode, settings: RecallSettings) -> RecallResult:
