@@ -268,3 +268,114 @@ def test_a_process_opening_the_index_to_write_it_as_a_rebuild_swaps_it_leaves_th
         assert db.execute("SELECT value FROM meta WHERE key = 'written_after'").fetchall() == [("yes",)]
     finally:
         db.close()
+
+
+# An index opened to read it, held between SQLite's read-only open of index.db and its first
+# read; then what it reads, as JSON. "open": an index a newer brain upgraded (IndexStore.open with
+# readonly_ok, as brain status, recall's opening and timeline do: ``_open_readonly``); "integrity":
+# IndexStore.integrity_problem (``_read_only``, as `brain index --rebuild` and the MCP server read).
+HELD_READ_ONLY = """
+import json, sqlite3, sys, time
+from pathlib import Path
+from brain.index.store import IndexStore
+directory, ready, go, what = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4]
+opened = sqlite3.connect
+
+def held(path, *args, **kwargs):
+    conn = opened(path, *args, **kwargs)
+    if str(path).endswith("index.db?mode=ro") and not ready.exists():  # the read-only open
+        ready.touch()
+        deadline = time.monotonic() + 60
+        while not go.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+    return conn
+
+sqlite3.connect = held
+if what == "integrity":
+    print(json.dumps({"problem": IndexStore.integrity_problem(directory)}))
+    sys.exit()
+store = IndexStore.open(directory, create=False, readonly_ok=True, warn_newer=False)
+check = [row[0] for row in store.conn.execute("PRAGMA integrity_check")]
+tables = [row[0] for row in store.conn.execute("SELECT name FROM sqlite_master WHERE name = 'after_rebuild'")]
+print(json.dumps({"check": check, "tables": tables, "notes": len(store.note_paths()), "readonly": store.readonly}))
+"""
+
+
+def _read_during_a_rebuild(vault: Path, what: str, *, newer: bool) -> dict[str, object]:
+    """HELD_READ_ONLY's ``what`` read of the index of ``vault`` (``newer``: one a newer brain
+    upgraded), a rebuild swapping in an index unlike it before its first read, a commit held in
+    the new one's WAL; with the new index's note count."""
+    import sqlite3
+    import subprocess
+    import sys
+
+    from brain.index.indexer import index_vault
+    from brain.index.store import INDEX_MIGRATIONS
+
+    embedder = FakeEmbedder()
+    index_into(_home(), vault, embedder)
+    directory = config.index_dir(vault)
+    fresh = IndexStore.open(directory, create=False)
+    old_notes = len(fresh.note_paths())
+    fresh.close()
+    newer_sql = "INSERT INTO _migrations VALUES (?, 'm999_of_a_newer_brain', 0)"
+    if newer:
+        db = sqlite3.connect(directory / "index.db", isolation_level=None)
+        db.execute(newer_sql, (INDEX_MIGRATIONS.name,))
+        db.close()
+    ready, go = vault.parent / "ready", vault.parent / "go"
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    child = subprocess.Popen(
+        [sys.executable, "-c", HELD_READ_ONLY, str(directory), str(ready), str(go), what],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    writer = None
+    notes = None
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists() and child.poll() is None:
+            assert time.monotonic() < deadline, "timed out"
+            time.sleep(0.01)
+        assert child.poll() is None, child.stderr.read().decode() if child.stderr else ""
+        for n in range(40):  # the new index unlike the old one, page for page
+            write(vault, f"Added {n}.md", f"# Added {n}\n\nNote {n} of those the rebuild finds. [[Home]]\n")
+        index_vault(vault, embedder=embedder, rebuild=True, progress=False)
+        fresh = IndexStore.open(directory, create=False)
+        notes = len(fresh.note_paths())
+        fresh.close()
+        writer = sqlite3.connect(directory / "index.db", isolation_level=None)
+        writer.execute("PRAGMA wal_autocheckpoint = 0")
+        if newer:  # the new index made newer too (read read-only again)
+            writer.execute(newer_sql, (INDEX_MIGRATIONS.name,))
+        writer.execute("CREATE TABLE after_rebuild (x)")
+    finally:
+        go.touch()
+        out, err = child.communicate(timeout=120)
+        if writer is not None:
+            writer.close()
+    assert child.returncode == 0, err.decode()
+    return {**json.loads(out), "new_notes": notes, "old_notes": old_notes}
+
+
+def test_a_rebuild_swapping_a_newer_index_while_it_opens_read_only_gives_one_whole_index(toy_vault):
+    # The read-only open (a newer brain's index, or a folder that cannot be written) connected
+    # and read without comparing the file: a rebuild's swap between gave the old file read
+    # through the new index's WAL, pages of two databases (integrity_check failing, old notes)
+    read = _read_during_a_rebuild(toy_vault, "open", newer=True)
+    assert read["new_notes"] != read["old_notes"]  # the two indexes told apart
+    assert {k: read[k] for k in ("check", "tables", "notes", "readonly")} == {
+        "check": ["ok"],
+        "tables": ["after_rebuild"],
+        "notes": read["new_notes"],
+        "readonly": True,
+    }
+
+
+def test_a_rebuild_swapping_the_index_while_its_integrity_is_read_finds_no_damage(toy_vault):
+    # IndexStore.integrity (`brain index --rebuild`'s look at the index it replaces, the MCP
+    # server's note count beside it: ``_read_only``) read the old file through the new index's
+    # WAL and took the sound index for a damaged one ("Page 99 is never used")
+    assert _read_during_a_rebuild(toy_vault, "integrity", newer=False)["problem"] is None

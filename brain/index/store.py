@@ -342,7 +342,11 @@ class IndexStore:
             if conn is not None:
                 conn.close()
             raise
-        store = cls(conn, directory, reader=lambda: _reader(connect(str(path), check_same_thread=False)))
+        store = cls(
+            conn,
+            directory,
+            reader=lambda: _reader(connect(str(path), check_same_thread=False)),
+        )
         store.recorded_again = recorded_again  # the record of the migrations, lost: `--repair` says so
         store._migrations_seen = _migration_count(conn)
         return store
@@ -359,7 +363,9 @@ class IndexStore:
         # ``written``: a folder others write (a newer brain's index): never immutable
         query = "mode=ro" if written or (wal.exists() and wal.stat().st_size) else "mode=ro&immutable=1"
         uri = f"{path.as_uri()}?{query}"
-        conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=5)
+        conn = connect_unswapped(
+            path, lambda: sqlite3.connect(uri, uri=True, isolation_level=None, timeout=5), _first_read
+        )
         try:
             conn.row_factory = sqlite3.Row  # (not query_only: the lexical lane needs a temp table)
             if INDEX_MIGRATIONS.lost_record(conn):
@@ -3675,7 +3681,8 @@ def _read_only(database: Path, timeout: float = 5) -> sqlite3.Connection:
         regular = True  # not there, or not to be reached: SQLite's open says so
     if not regular:
         raise sqlite3.OperationalError(f"unable to open database file: {database} is not a regular file")
-    return sqlite3.connect(f"{database.absolute().as_uri()}?mode=ro", uri=True, timeout=timeout)
+    uri = f"{database.absolute().as_uri()}?mode=ro"
+    return connect_unswapped(database, lambda: sqlite3.connect(uri, uri=True, timeout=timeout), _first_read)
 
 
 def _missing_tables_at(database: Path) -> list[str]:
@@ -3764,19 +3771,47 @@ SWAP_TRIES = 3
 
 
 def _connect_in_place(path: Path, *, page_size: int) -> sqlite3.Connection:
-    """``connect`` to the database at ``path``, the file and its WAL one index's. SQLite opens the
-    file when it connects and the WAL and shared memory by name at the first read (``connect``'s
-    switch to WAL): a rebuild's swap in between gave the old file and the new index's WAL, and
-    what was written then (a migration, the background postings and FTS5 merges, which take no
-    writer lock) went into the new index as pages of the old one, damaging it. The file at the
-    path is the one opened when it is the same before and after; else it is opened again."""
-    for _ in range(SWAP_TRIES):
+    """``connect`` to the database at ``path``, the file and its WAL one index's
+    (``connect_unswapped``: ``connect``'s switch to WAL is its first read). What was written
+    through a connection torn by a rebuild's swap (a migration, the background postings and
+    FTS5 merges, which take no writer lock) went into the new index as pages of the old one."""
+    return connect_unswapped(path, lambda: connect(str(path), page_size=page_size))
+
+
+def connect_unswapped(
+    path: Path,
+    open_it: Callable[[], sqlite3.Connection],
+    first_read: Callable[[sqlite3.Connection], object] | None = None,
+) -> sqlite3.Connection:
+    """``open_it()``, a connection to the database at ``path``, whose file and WAL are one
+    index's. SQLite opens the file when it connects and the WAL and shared memory by name at the
+    first read (``first_read``, or one ``open_it`` made): a rebuild's swap (or a restore) in
+    between gave the old file read through the new index's WAL, pages of two databases. The file
+    at the path is the one opened when it is the same before the open and after the first read;
+    else (or when that read failed on the swap) it is opened again, ``SWAP_TRIES`` times."""
+    for tries_left in range(SWAP_TRIES - 1, -1, -1):
         before = _file_identity(path)
-        conn = connect(str(path), page_size=page_size)
+        conn = open_it()
+        try:
+            if first_read is not None:
+                first_read(conn)
+        except sqlite3.DatabaseError:
+            conn.close()
+            if not tries_left or _file_identity(path) == before:
+                raise
+            continue  # read torn by a swap: opened again
+        except BaseException:
+            conn.close()
+            raise
         if before is None or _file_identity(path) == before:
             return conn
         conn.close()
     raise BrainError(f"{path} was replaced (`brain index --rebuild`) each time it was opened: run this again")
+
+
+def _first_read(conn: sqlite3.Connection) -> None:
+    """A read of the database (its header, through the WAL): where SQLite opens the WAL by name."""
+    conn.execute("PRAGMA schema_version").fetchone()
 
 
 def _file_identity(path: Path) -> tuple[int, int] | None:
