@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from brain.chunking import _sections
 from brain.links import extract_links
 from brain.notes import inline_tags
@@ -97,6 +99,34 @@ def test_an_index_that_counted_them_reads_those_notes_again(tmp_path):
     assert index_into(home, vault)[0].changed == 0  # once
 
 
+@pytest.mark.parametrize("chunking", ["note", "windows", "note+path"])
+def test_m036_reads_again_a_first_line_of_indented_code_whose_chunk_lost_its_indent(tmp_path, monkeypatch, chunking):
+    """BRAIN_CHUNKING=note and windows strip a chunk's text: a note whose indented code is its
+    first line kept no sign of it in its chunks, and m036 read it not again."""
+    import sqlite3
+
+    from index_helpers import index_into
+
+    from brain.migrations import connect
+
+    monkeypatch.setenv("BRAIN_CHUNKING", chunking)
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "A.md").write_text("    make [[B]] #build\n\nText.\n", encoding="utf-8")
+    (vault / "B.md").write_text("Text.\n\nPlain [[A]] #tag.\n", encoding="utf-8")
+    home = tmp_path / "home"
+    _, directory = index_into(home, vault)
+    db = directory / "index.db"
+    conn = connect(str(db))
+    conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm036_math_and_indented_code'")
+    conn.commit()
+    conn.close()
+    report, _ = index_into(home, vault)
+    assert (report.changed, report.unchanged) == (1, 1)  # A; not B
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT value FROM meta WHERE key = 'chunking'").fetchone()[0] == chunking
+
+
 _PIECES = [
     "",
     "text [[L]]",
@@ -128,15 +158,15 @@ def _read(body: str) -> tuple[list[str], list[str]]:
     return [link.target for link in extract_links(body)], inline_tags(body)
 
 
-def test_m036_marks_every_note_read_otherwise():
+@pytest.mark.parametrize("strategy", ["heading", "short", "note", "windows"])
+def test_m036_marks_every_note_read_otherwise(strategy):
     # A note whose links or tags the new reading changes holds, in the chunks an older brain
-    # stored, what m036's marker looks for: 20,000 random notes of the pieces that matter.
-    import pytest
-
+    # stored (by every BRAIN_CHUNKING: "note" and "windows" strip a chunk's text, its first
+    # line's indent too), what m036's marker looks for: 20,000 random notes of the pieces that matter.
     import brain.links
     import brain.notes
-    from brain.chunking import chunk_body
-    from brain.index.schema import may_hold_math_or_indented_code
+    from brain.chunking import chunk_note
+    from brain.index.schema import first_line_may_have_been_code, may_hold_math_or_indented_code
 
     rng = random.Random(36)
     changed = missed = 0
@@ -149,10 +179,10 @@ def test_m036_marks_every_note_read_otherwise():
         if before == _read(body):
             continue
         changed += 1
-        texts = [chunk.text for chunk in chunk_body(body)]
-        marked = any(may_hold_math_or_indented_code(t) for t in texts) and any(
-            "[[" in t or "](" in t or "#" in t for t in texts
-        )
+        texts = [chunk.text for chunk in chunk_note(body, strategy)]
+        stripped = strategy in ("note", "windows")  # m036 reads the chunking in the index's meta
+        may = [may_hold_math_or_indented_code(t) or (stripped and first_line_may_have_been_code(t)) for t in texts]
+        marked = any(may) and any("[[" in t or "](" in t or "#" in t for t in texts)
         missed += not marked
     assert changed > 1000
     assert missed == 0

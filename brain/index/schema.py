@@ -1747,6 +1747,22 @@ def may_hold_math_or_indented_code(text: str | None) -> bool:
     return text is not None and _MATH_OR_INDENTED.search(text) is not None
 
 
+_STILL_CODE = re.compile(r"[ \t]*\n|(?: {4}| {0,3}\t)[^\n]*\n?")  # a blank line, or one indented as code
+
+
+def first_line_may_have_been_code(text: str | None) -> bool:
+    """Whether a chunk's first lines may have been indented code whose indent its text lost:
+    ``BRAIN_CHUNKING=note`` and ``windows`` strip a chunk's text, a first line's indent with it.
+    True when that line, or the indented (or blank) lines after it that code would run on
+    over, hold a link's, a tag's, a fence's or math's mark: what reading it as code changes."""
+    if not text:
+        return False
+    end = text.find("\n") + 1 or len(text)
+    while end < len(text) and (match := _STILL_CODE.match(text, end)):
+        end = match.end()
+    return any(mark in text[:end] for mark in ("[[", "](", "#", "`", "~", "$$"))
+
+
 @INDEX_MIGRATIONS
 def m036_math_and_indented_code(conn: sqlite3.Connection) -> None:
     """Math (``$$ … $$``) and indented code (a line indented four columns or more after a blank
@@ -1755,10 +1771,20 @@ def m036_math_and_indented_code(conn: sqlite3.Connection) -> None:
     chunk holding a link's or a tag's mark are read again by the next run (hash and mtime
     cleared: the same bytes make no new version, and a chunk of the same text keeps its vector)."""
     conn.create_function("brain_math_or_indented", 1, may_hold_math_or_indented_code, deterministic=True)
+    conn.create_function("brain_first_line_was_code", 1, first_line_may_have_been_code, deterministic=True)
+    # "note" and "windows" chunks lost their first line's indent: any of them may open indented code
+    stripped = (
+        conn.execute(
+            "SELECT 1 FROM meta WHERE key = 'chunking' AND (value LIKE 'heading%' OR value LIKE 'short%')"
+        ).fetchone()
+        is None
+    )
     conn.execute(
         "UPDATE notes SET hash = '', mtime_ns = -1 WHERE id IN (SELECT note_id FROM chunks"
-        " WHERE (text LIKE '%$$%' OR text LIKE '%    %' OR instr(text, char(9)) > 0) AND brain_math_or_indented(text))"
-        " AND id IN (SELECT note_id FROM chunks WHERE text LIKE '%[[%' OR text LIKE '%](%' OR text LIKE '%#%')"
+        " WHERE (text LIKE '%$$%' OR text LIKE '%    %' OR instr(text, char(9)) > 0) AND brain_math_or_indented(text)"
+        " OR ? AND brain_first_line_was_code(text))"
+        " AND id IN (SELECT note_id FROM chunks WHERE text LIKE '%[[%' OR text LIKE '%](%' OR text LIKE '%#%')",
+        (stripped,),
     )
 
 
