@@ -66,13 +66,19 @@ def main() -> None:
     args = parser.parse_args()
     here = Path(__file__).resolve().parent.parent
     sys.path.insert(0, str(here))
-    from brain.index.schema import may_hold_math_or_indented_code, read_otherwise_since_m034
+    from brain.index.schema import (
+        may_hold_heading_line,
+        may_hold_math_or_indented_code,
+        opens_math_block,
+        read_otherwise_since_m034,
+    )
 
-    def marked_by_m036(chunks: list[list]) -> bool:
+    def marked_by_m036(chunks: list[list]) -> bool:  # under BRAIN_CHUNKING=heading, as the bench chunks
         texts = [text for _, text in chunks]
-        return any(may_hold_math_or_indented_code(t) for t in texts) and any(
+        links = any(may_hold_math_or_indented_code(t) for t in texts) and any(
             "[[" in t or "](" in t or "#" in t for t in texts
         )
+        return links or (any(opens_math_block(t) for t in texts) and any(may_hold_heading_line(t) for t in texts))
 
     for vault in args.vaults:
         new = read(vault, here)

@@ -132,8 +132,7 @@ def mask_code(text: str, keep: frozenset[str] = frozenset()) -> str:
     """
     last = _LAST_INDENTED[0]  # one tuple, read and replaced whole: threads may share it
     if last[0] is not text:  # a note's links and its tags mask the same body: read it once
-        opens = text[:1] in (" ", "\t") or _MAY_OPEN_CODE.search(text) or _FIRST_MAY_OPEN_CODE.match(text)
-        last = _LAST_INDENTED[0] = (text, _mask_indented_code(text) if opens else text)
+        last = _LAST_INDENTED[0] = (text, _mask_indented_code(text) if _may_open_indented_code(text) else text)
     text = last[1]
     if "`" in text or "~" in text:  # a fence or inline code
         text = _mask_fences(text, keep)
@@ -213,6 +212,12 @@ _OPENS_BLOCK = re.compile(r" {0,3}(?:#{1,6}(?:[ \t]|$)|`{3,}|~{3,}|>|(?:(?:\*[ \
 # regex engine looks for it fast (an "^" in MULTILINE tried every position: 4x the time).
 _MAY_OPEN_CODE = re.compile(r"\n(?:[ \t]*| {0,3}[#`~][^\n]*)\n(?: {4}| {0,3}\t)")
 _FIRST_MAY_OPEN_CODE = re.compile(r" {0,3}[#`~][^\n]*\n(?: {4}| {0,3}\t)")
+
+
+def _may_open_indented_code(text: str) -> bool:
+    return text[:1] in (" ", "\t") or bool(_MAY_OPEN_CODE.search(text) or _FIRST_MAY_OPEN_CODE.match(text))
+
+
 _LAST_INDENTED = [("", "")]  # the text ``mask_code`` read last for indented code, and what it gave
 _BLOCK_FIRST = frozenset(" \t-+*#`~>_0123456789")  # the first characters of the lines but a paragraph's
 
@@ -454,6 +459,23 @@ def _plain_paragraph(lines: list[str], first: int, end: int, skipped: list[int])
     return not any(_NOT_SETEXT_TEXT.match(lines[n]) and n not in skipped for n in tested)
 
 
+def _math_lines(body: str) -> frozenset[int]:
+    """The lines of ``body`` that open inside math (``_mask_math``: a ``$$`` block over lines),
+    outside code: "# x" there is no heading, Obsidian renders it with MathJax."""
+    text = _mask_indented_code(body) if _may_open_indented_code(body) else body
+    if "`" in text or "~" in text:
+        text = _mask_fences(text, frozenset())
+    masked = _mask_math(text)
+    if masked == text:
+        return frozenset()
+    lines: set[int] = set()
+    for number, (line, blanked) in enumerate(zip(text.split("\n"), masked.split("\n"), strict=True)):
+        first = len(line) - len(line.lstrip(" \t"))
+        if first < len(line) and blanked[first] == " ":
+            lines.add(number)
+    return frozenset(lines)
+
+
 def outline(body: str) -> list[Heading]:
     """Every heading of a note body, as Obsidian reads them: ATX (``## Setup``) and setext
     (``Title`` over ``===``, ``Sub`` over ``---``) headings outside code fences and HTML
@@ -468,6 +490,7 @@ def outline(body: str) -> list[Heading]:
     # a heading inside an HTML comment is none, and a line of a comment alone is no paragraph's
     hidden = comment_hidden_lines(body)
     code = mask_code(body).split("\n") if hidden is not None else None
+    math = _math_lines(body) if "$$" in body else ()
     fence: str | None = None
     para = -1  # the first line of the paragraph being read, -1 outside one
     skipped: list[int] = []  # its lines of a heading inside a comment: not its text, nor tested
@@ -482,6 +505,9 @@ def outline(body: str) -> list[Heading]:
             continue
         if mark in _FENCE_MARKS and (match := _FENCE.match(line)):
             fence, para = match.group(1), -1
+            continue
+        if number in math:  # a line of math: no heading, underline nor paragraph (MathJax renders it)
+            para = -1
             continue
         if hidden is not None and code is not None and hidden[number] != code[number]:
             masked, shown = code[number], hidden[number]

@@ -63,6 +63,22 @@ def test_a_heading_in_a_quote_or_a_callout_is_not_the_notes():
     assert [section.heading_path for section in _sections(body)] == [(), ("Real",)]
 
 
+def test_a_heading_inside_math_is_none():
+    # Obsidian renders a $$ block with MathJax: "# x" or a "---" under a line in it is math,
+    # no heading of the outline, of the chunks' heading paths nor of brain history's sections
+    from brain.links import outline
+
+    body = "Intro\n\n$$\n# x\n\\frac{a}{b}\n---\n$$\n\n# Real\n\nText.\n"
+    assert [(h.level, h.text) for h in outline(body)] == [(1, "Real")]
+    assert [section.heading_path for section in _sections(body)] == [(), ("Real",)]
+    assert [h["path"] for h in headings(body)] == ["Real"]
+    # outside a block it stays one, and so does one in a fence's "$$" or a heading holding math
+    body = "# Sum $$x$$\n\n```\n$$\n```\n# After\n\n$$ unclosed\n\n# Last\n"
+    assert [h.text for h in outline(body)] == ["Sum $$x$$", "After", "Last"]
+    # nor in indented code, which outline never read as one
+    assert outline("Intro\n\n    # code\n\n# Real\n")[0].text == "Real"
+
+
 def test_an_index_that_counted_them_reads_those_notes_again(tmp_path):
     """m036: the notes with math or indented code (and a link's or a tag's mark) are read again
     once by the next run, their links and tags as Obsidian reads them."""
@@ -80,6 +96,7 @@ def test_an_index_that_counted_them_reads_those_notes_again(tmp_path):
     (vault / "C.md").write_text("- item\n\n    more [[A]]\n", encoding="utf-8")  # read the same, read again
     (vault / "D.md").write_text("Plain [[A]] #tag.\n", encoding="utf-8")
     (vault / "E.md").write_text("$$\nx = 1\n$$\n", encoding="utf-8")  # no link, no tag
+    (vault / "F.md").write_text("Intro\n$$\nx\n---\n$$\n\nText.\n", encoding="utf-8")  # a heading in math
     home = tmp_path / "home"
     _, directory = index_into(home, vault)
     db = directory / "index.db"
@@ -91,7 +108,7 @@ def test_an_index_that_counted_them_reads_those_notes_again(tmp_path):
     conn.close()
     assert "m036_math_and_indented_code" in INDEX_MIGRATIONS.pending(sqlite3.connect(db))
     report, _ = index_into(home, vault)
-    assert (report.changed, report.unchanged) == (3, 2)  # A, B and C; not D nor E
+    assert (report.changed, report.unchanged) == (4, 2)  # A, B, C and F; not D nor E
     with IndexView(directory) as view:
         assert view.conn.execute("SELECT count(*) FROM links WHERE source_id IN (?, ?)", (a, b)).fetchone()[0] == 0
         assert view.conn.execute("SELECT count(*) FROM note_versions").fetchone()[0] == versions
@@ -138,7 +155,10 @@ _PIECES = [
     "1. item",
     "# Heading",
     "$$",
+    "  $$ x",
     "$$x [[M]]$$",
+    "---",
+    "b",
     "x = [[M]] #m",
     "```",
     "\t```",
@@ -154,19 +174,26 @@ def _mask_as_before(text: str, keep: frozenset[str] = frozenset()) -> str:
     return _mask_fences(text, keep) if "`" in text or "~" in text else text
 
 
-def _read(body: str) -> tuple[list[str], list[str]]:
-    return [link.target for link in extract_links(body)], inline_tags(body)
+def _read(body: str, strategy: str = "heading") -> tuple[list[str], list[str], list[tuple[tuple[str, ...], str]]]:
+    from brain.chunking import chunk_note
+
+    chunks = [(chunk.heading_path, chunk.text) for chunk in chunk_note(body, strategy)]
+    return [link.target for link in extract_links(body)], inline_tags(body), chunks
 
 
 @pytest.mark.parametrize("strategy", ["heading", "short", "note", "windows"])
 def test_m036_marks_every_note_read_otherwise(strategy):
-    # A note whose links or tags the new reading changes holds, in the chunks an older brain
+    # A note whose links, tags or chunks (a heading in math) the new reading changes holds, in the chunks an older brain
     # stored (by every BRAIN_CHUNKING: "note" and "windows" strip a chunk's text, its first
     # line's indent too), what m036's marker looks for: 20,000 random notes of the pieces that matter.
     import brain.links
     import brain.notes
-    from brain.chunking import chunk_note
-    from brain.index.schema import first_line_may_have_been_code, may_hold_math_or_indented_code
+    from brain.index.schema import (
+        first_line_may_have_been_code,
+        may_hold_heading_line,
+        may_hold_math_or_indented_code,
+        opens_math_block,
+    )
 
     rng = random.Random(36)
     changed = missed = 0
@@ -175,14 +202,18 @@ def test_m036_marks_every_note_read_otherwise(strategy):
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(brain.links, "mask_code", _mask_as_before)
             patch.setattr(brain.notes, "mask_code", _mask_as_before)
-            before = _read(body)
-        if before == _read(body):
+            patch.setattr(brain.links, "_math_lines", lambda body: ())
+            before = _read(body, strategy)
+        if before == _read(body, strategy):
             continue
         changed += 1
-        texts = [chunk.text for chunk in chunk_note(body, strategy)]
+        chunks = before[2]  # as the older brain stored them
+        texts = [text for _, text in chunks]
         stripped = strategy in ("note", "windows")  # m036 reads the chunking in the index's meta
         may = [may_hold_math_or_indented_code(t) or (stripped and first_line_may_have_been_code(t)) for t in texts]
         marked = any(may) and any("[[" in t or "](" in t or "#" in t for t in texts)
+        # a heading inside math is none: the chunks of a note with a $$ block and a heading differ
+        marked |= any(opens_math_block(t) for t in texts) and any(may_hold_heading_line(t) for t in texts)
         missed += not marked
     assert changed > 1000
     assert missed == 0

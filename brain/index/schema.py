@@ -1747,6 +1747,24 @@ def may_hold_math_or_indented_code(text: str | None) -> bool:
     return text is not None and _MATH_OR_INDENTED.search(text) is not None
 
 
+_MATH_BLOCK = re.compile(r"(?:\A|\n)[ \t>]*\$\$")  # "$$" opening its line: a block's (``links._mask_math``)
+
+
+def opens_math_block(text: str | None) -> bool:
+    """Whether a chunk's text holds a line ``$$`` opens, which may open math over lines: a
+    heading inside it is none since m036 (``links.outline``), and the chunks after it differ."""
+    return text is not None and _MATH_BLOCK.search(text) is not None
+
+
+# A line an outline may read as a heading or its underline (ATX "#", setext "===" or "---").
+_HEADING_LINE = re.compile(r"(?:\A|\n) {0,3}(?:#|=+[ \t]*(?:\n|\Z)|-+[ \t]*(?:\n|\Z))")
+
+
+def may_hold_heading_line(text: str | None) -> bool:
+    """Whether a chunk's text holds a line an outline may read as a heading or a setext underline."""
+    return text is not None and _HEADING_LINE.search(text) is not None
+
+
 _STILL_CODE = re.compile(r"[ \t]*\n|(?: {4}| {0,3}\t)[^\n]*\n?")  # a blank line, or one indented as code
 
 
@@ -1772,6 +1790,8 @@ def m036_math_and_indented_code(conn: sqlite3.Connection) -> None:
     cleared: the same bytes make no new version, and a chunk of the same text keeps its vector)."""
     conn.create_function("brain_math_or_indented", 1, may_hold_math_or_indented_code, deterministic=True)
     conn.create_function("brain_first_line_was_code", 1, first_line_may_have_been_code, deterministic=True)
+    conn.create_function("brain_opens_math_block", 1, opens_math_block, deterministic=True)
+    conn.create_function("brain_heading_line", 1, may_hold_heading_line, deterministic=True)
     # "note" and "windows" chunks lost their first line's indent: any of them may open indented code
     stripped = (
         conn.execute(
@@ -1783,7 +1803,10 @@ def m036_math_and_indented_code(conn: sqlite3.Connection) -> None:
         "UPDATE notes SET hash = '', mtime_ns = -1 WHERE id IN (SELECT note_id FROM chunks"
         " WHERE (text LIKE '%$$%' OR text LIKE '%    %' OR instr(text, char(9)) > 0) AND brain_math_or_indented(text)"
         " OR ? AND brain_first_line_was_code(text))"
-        " AND id IN (SELECT note_id FROM chunks WHERE text LIKE '%[[%' OR text LIKE '%](%' OR text LIKE '%#%')",
+        " AND id IN (SELECT note_id FROM chunks WHERE text LIKE '%[[%' OR text LIKE '%](%' OR text LIKE '%#%')"
+        # a heading inside a $$ block is none since: the notes with a block and a heading's line
+        " OR id IN (SELECT note_id FROM chunks WHERE text LIKE '%$$%' AND brain_opens_math_block(text))"
+        " AND id IN (SELECT note_id FROM chunks WHERE brain_heading_line(text))",
         (stripped,),
     )
 
