@@ -137,7 +137,8 @@ def mask_code(text: str, keep: frozenset[str] = frozenset()) -> str:
     if "`" in text or "~" in text:  # a fence or inline code
         text = _mask_fences(text, keep)
     if "$" in text and "$$" in text:  # "$" first: a search for one character is the faster
-        text = _mask_math(text)
+        # a "$$" inside an HTML comment opens and closes no math: Obsidian hides the comment
+        text = _mask_math(text, mask_comments(text) if "<!--" in text else text)
     return text
 
 
@@ -270,17 +271,21 @@ def _mask_indented_code(text: str) -> str:
     return "\n".join(lines)
 
 
-def _mask_math(text: str) -> str:
+def _mask_math(text: str, seen: str | None = None) -> str:
     """``text`` with its math blanked (Obsidian renders it with MathJax, no link or tag in it):
     ``$$ … $$`` on one line, or a block whose ``$$`` opens its line (after spaces or a quote's
     ``>``), over lines to its closing ``$$`` but never past a blank line. An unclosed ``$$`` (or
     ``\\$$``, escaped) hides nothing, nor do two on different lines of text ("- [[Cafe]] $$" over
     "- [[Bistro]] $$$": prices, not math): a link wrongly hidden is a link lost. A loop of
-    ``find``: a note of a thousand ``$$`` costs its length."""
+    ``find``: a note of a thousand ``$$`` costs its length. ``seen``: ``text`` as the ``$$``
+    that open math are looked for in, of the same length: its HTML comments blanked, as a
+    ``$$`` inside one opens nothing (``<!--`` over a line ``$$``); one closes math opened before
+    it, a comment's ``<!--`` inside math being math."""
+    seen = text if seen is None else seen
     parts: list[str] = []
     done = search = 0
     line_start = line_end = -1  # the line "$$" was last found on: one long line is searched once
-    while (start := text.find("$$", search)) >= 0:
+    while (start := seen.find("$$", search)) >= 0:
         if start and text[start - 1] == "\\":
             search = start + 2
             continue
@@ -465,7 +470,7 @@ def _math_lines(body: str) -> frozenset[int]:
     text = _mask_indented_code(body) if _may_open_indented_code(body) else body
     if "`" in text or "~" in text:
         text = _mask_fences(text, frozenset())
-    masked = _mask_math(text)
+    masked = _mask_math(text, mask_comments(text) if "<!--" in text else text)
     if masked == text:
         return frozenset()
     lines: set[int] = set()

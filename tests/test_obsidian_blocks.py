@@ -79,6 +79,23 @@ def test_a_heading_inside_math_is_none():
     assert outline("Intro\n\n    # code\n\n# Real\n")[0].text == "Real"
 
 
+def test_a_dollar_pair_inside_an_html_comment_opens_no_math():
+    # Obsidian hides the comment: its "$$" opens no math, over the link below, nor over a heading
+    body = "<!--\n$$\n-->\n[[L]] #tag\n$$\n"
+    assert _targets(body) == ["L"]
+    assert inline_tags(body) == ["tag"]
+    assert [h.text for h in _outline("<!--\n$$\n-->\n# H\n$$\n")] == ["H"]
+    assert _targets("x <!-- a\n$$ -->\n[[L]] $$\n") == ["L"]
+    # inside math a comment's "<!--" is math, and its "$$" closes the block
+    assert _targets("$$\n[[M]]\n<!-- $$ -->\n[[L]]\n") == ["L"]
+
+
+def _outline(body: str) -> list:
+    from brain.links import outline
+
+    return outline(body)
+
+
 def test_an_index_that_counted_them_reads_those_notes_again(tmp_path):
     """m036: the notes with math or indented code (and a link's or a tag's mark) are read again
     once by the next run, their links and tags as Obsidian reads them."""
