@@ -114,7 +114,7 @@ def _without_comments(line: str) -> str:
     return "".join(parts)
 
 
-def mask_code(text: str, keep: frozenset[str] = frozenset()) -> str:
+def mask_code(text: str, keep: frozenset[str] = frozenset(), *, indented: str | None = None) -> str:
     """Blank out fenced code blocks and inline code, keeping line structure and offsets.
 
     The body of a fence whose language is in ``keep`` is left as it is: some plugins render
@@ -128,12 +128,11 @@ def mask_code(text: str, keep: frozenset[str] = frozenset()) -> str:
 
     Indented code (a line indented four columns or more after a blank line or a heading, outside
     a list, ``_mask_indented_code``) and math (``$$ … $$``, ``_mask_math``) are blanked too:
-    Obsidian renders both as they are written, no link nor tag in them.
+    Obsidian renders both as they are written, no link nor tag in them. ``indented``: what
+    ``mask_indented_code(text)`` gave, when the caller has it (a note's links and its tags
+    mask the same body: ``notes.parse_note`` reads its indented code once for both).
     """
-    last = _LAST_INDENTED[0]  # one tuple, read and replaced whole: threads may share it
-    if last[0] is not text:  # a note's links and its tags mask the same body: read it once
-        last = _LAST_INDENTED[0] = (text, _mask_indented_code(text) if _may_open_indented_code(text) else text)
-    text = last[1]
+    text = mask_indented_code(text) if indented is None else indented
     if "`" in text or "~" in text:  # a fence or inline code
         text = _mask_fences(text, keep)
     if "$" in text and "$$" in text:  # "$" first: a search for one character is the faster
@@ -219,7 +218,12 @@ def _may_open_indented_code(text: str) -> bool:
     return text[:1] in (" ", "\t") or bool(_MAY_OPEN_CODE.search(text) or _FIRST_MAY_OPEN_CODE.match(text))
 
 
-_LAST_INDENTED = [("", "")]  # the text ``mask_code`` read last for indented code, and what it gave
+def mask_indented_code(text: str) -> str:
+    """``text`` with its indented code blanked (``_mask_indented_code``); ``text`` itself when
+    no line may open any (most notes)."""
+    return _mask_indented_code(text) if _may_open_indented_code(text) else text
+
+
 _BLOCK_FIRST = frozenset(" \t-+*#`~>_0123456789")  # the first characters of the lines but a paragraph's
 
 
@@ -467,7 +471,7 @@ def _plain_paragraph(lines: list[str], first: int, end: int, skipped: list[int])
 def _math_lines(body: str) -> frozenset[int]:
     """The lines of ``body`` that open inside math (``_mask_math``: a ``$$`` block over lines),
     outside code: "# x" there is no heading, Obsidian renders it with MathJax."""
-    text = _mask_indented_code(body) if _may_open_indented_code(body) else body
+    text = mask_indented_code(body)
     if "`" in text or "~" in text:
         text = _mask_fences(text, frozenset())
     masked = _mask_math(text, mask_comments(text) if "<!--" in text else text)
@@ -554,10 +558,10 @@ def outline(body: str) -> list[Heading]:
     return found
 
 
-def extract_links(body: str, fences: frozenset[str] = frozenset()) -> list[Link]:
+def extract_links(body: str, fences: frozenset[str] = frozenset(), *, indented: str | None = None) -> list[Link]:
     """All note links in a body, in order, outside code (but inside fences of the ``fences``
-    languages) and outside HTML comments."""
-    masked = mask_comments(mask_code(body, fences))
+    languages) and outside HTML comments. ``indented``: ``mask_indented_code(body)``, if read."""
+    masked = mask_comments(mask_code(body, fences, indented=indented))
     links: list[tuple[int, Link]] = []
     line_starts = _line_starts(masked)
     for match in _WIKILINK.finditer(masked):

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from .errors import quoted
-from .links import HEADING_START, Link, extract_links, mask_code, mask_comments, property_links
+from .links import HEADING_START, Link, extract_links, mask_code, mask_comments, mask_indented_code, property_links
 
 DATE_FIELDS = ("date", "created", "created_at", "creation_date", "updated", "modified", "last_modified")
 # World time: when what a note says holds, as the note states it (never the file's mtime).
@@ -795,11 +795,12 @@ def _frontmatter_tags(value: Any) -> list[str]:
     return tags
 
 
-def inline_tags(body: str) -> list[str]:
+def inline_tags(body: str, *, indented: str | None = None) -> list[str]:
+    """A body's ``#tags``, outside code and HTML comments. ``indented``: ``links.mask_indented_code(body)``, if read."""
     if "#" not in body:
         return []
     tags = []
-    for line in mask_comments(mask_code(body)).split("\n"):
+    for line in mask_comments(mask_code(body, indented=indented)).split("\n"):
         if "#" not in line:  # the pattern below tries every position of a line: most have no tag
             continue
         if HEADING_START.match(line):
@@ -1025,7 +1026,8 @@ def parse_note(path: str, data: bytes, mtime: float, link_fences: frozenset[str]
         warnings.append(f"frontmatter title cut to {MAX_TITLE_CHARS:,} of its {len(title):,} characters")
         title = title[:MAX_TITLE_CHARS].rstrip()
     aliases = list(dict.fromkeys(_string_list(_property(meta, "aliases", "alias"))))
-    tag_list = _frontmatter_tags(_property(meta, "tags", "tag")) + inline_tags(body)
+    indented = mask_indented_code(body)  # read once, for the links and the tags both
+    tag_list = _frontmatter_tags(_property(meta, "tags", "tag")) + inline_tags(body, indented=indented)
     # de-duplicated, first-seen order; case-insensitively, as Obsidian reads tags (#Tag and #tag
     # are one tag, shown as first written)
     firsts: dict[str, str] = {}
@@ -1042,7 +1044,7 @@ def parse_note(path: str, data: bytes, mtime: float, link_fences: frozenset[str]
         date=date,
         body=body,
         frontmatter=_stored_copy(_jsonable(meta), warnings),
-        links=property_links(meta) + extract_links(body, link_fences),
+        links=property_links(meta) + extract_links(body, link_fences, indented=indented),
         content_hash=content_hash(data),
         warnings=warnings,
     )

@@ -184,7 +184,7 @@ _PIECES = [
 ]
 
 
-def _mask_as_before(text: str, keep: frozenset[str] = frozenset()) -> str:
+def _mask_as_before(text: str, keep: frozenset[str] = frozenset(), *, indented: str | None = None) -> str:
     """``links.mask_code`` before m036: fences and inline code, no math nor indented code."""
     from brain.links import _mask_fences
 
@@ -234,3 +234,23 @@ def test_m036_marks_every_note_read_otherwise(strategy):
         missed += not marked
     assert changed > 1000
     assert missed == 0
+
+
+def test_brain_keeps_no_note_text_once_it_is_parsed():
+    # A server parses notes for its life: a module-global cache of the last body masked (and
+    # its masked copy) pinned a note of up to BRAIN_MAX_NOTE_MB, and was state the parse
+    # pool's threads shared. The body's indented code is read once and handed to links and tags.
+    import sys
+
+    from brain.notes import parse_note
+
+    body = "".join(["Intro\n\n    code [[K]] #c\n\n", "text [[L]] #t\n" * 1000])  # built: not interned
+    held = sys.getrefcount(body)
+    assert _targets(body) == ["L"] * 1000 and set(inline_tags(body)) == {"t"}
+    assert sys.getrefcount(body) == held
+    note = parse_note("A.md", body.encode(), 0.0)
+    assert [link.target for link in note.links] == ["L"] * 1000 and note.tags == ["t"]
+    text = note.body
+    held = sys.getrefcount(text)
+    del note
+    assert sys.getrefcount(text) == held - 1  # the note's, and none else
