@@ -9,7 +9,7 @@ Every markdown file is read by this checkout (``parse_and_chunk`` and ``reading.
 0) and, with ``--old DIR`` (another brain's checkout, e.g. ``git archive main | tar -x -C DIR``),
 by that code too, in a child process (PYTHONPATH=DIR).
 
-    python bench/block_reading.py VAULT [VAULT ...] [--old DIR]
+    python bench/block_reading.py VAULT [VAULT ...] [--old DIR] [--chunking note]
 """
 
 from __future__ import annotations
@@ -27,18 +27,18 @@ import json, pathlib, sys, time
 from brain.index.parsing import parse_and_chunk
 from brain.notes import parse_note
 from brain.reading import headings
-root = pathlib.Path(sys.argv[1])
+root, strategy = pathlib.Path(sys.argv[1]), sys.argv[2]
 files = [(path.relative_to(root).as_posix(), path.read_bytes()) for path in sorted(root.rglob("*.md"))]
 best = None
 for _ in range(3):  # the CPU time of parsing and chunking every note, the best of 3
     start = time.process_time()
     for name, data in files:
-        parse_and_chunk(name, data, 0.0)
+        parse_and_chunk(name, data, 0.0, strategy=strategy)
     spent = time.process_time() - start
     best = spent if best is None else min(best, spent)
 out = {"": best}
 for name, data in files:
-    note, chunks, _ = parse_and_chunk(name, data, 0.0)
+    note, chunks, _ = parse_and_chunk(name, data, 0.0, strategy=strategy)
     out[name] = {
         "links": [[k.target, k.kind, k.anchor, k.line] for k in note.links],
         "tags": note.tags,
@@ -49,12 +49,16 @@ json.dump(out, sys.stdout)
 """
 
 
-def read(vault: Path, checkout: Path) -> dict[str, dict]:
+def read(vault: Path, checkout: Path, strategy: str) -> dict[str, dict]:
     env = {**os.environ, "PYTHONPATH": str(checkout)}
     # run in the checkout: "python -c" puts the working folder first on sys.path, before
     # PYTHONPATH, and run from another checkout's root it read that one's brain
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, str(vault.resolve())], env=env, cwd=checkout, capture_output=True, check=True
+        [sys.executable, "-c", CHILD, str(vault.resolve()), strategy],
+        env=env,
+        cwd=checkout,
+        capture_output=True,
+        check=True,
     )
     return json.loads(done.stdout)
 
@@ -63,32 +67,37 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("vaults", nargs="+", type=Path)
     parser.add_argument("--old", type=Path, help="another brain's checkout to compare with")
+    parser.add_argument(
+        "--chunking", default="heading", help="BRAIN_CHUNKING's strategy (heading, short, note, windows)"
+    )
     args = parser.parse_args()
     here = Path(__file__).resolve().parent.parent
     sys.path.insert(0, str(here))
     from brain.index.schema import (
+        first_line_may_have_been_code,
         may_hold_heading_line,
         may_hold_math_or_indented_code,
         opens_math_block,
         read_otherwise_since_m034,
     )
 
-    def marked_by_m036(chunks: list[list]) -> bool:  # under BRAIN_CHUNKING=heading, as the bench chunks
+    stripped = args.chunking in ("note", "windows")  # their chunks lost a first line's indent
+
+    def marked_by_m036(chunks: list[list]) -> bool:
         texts = [text for _, text in chunks]
-        links = any(may_hold_math_or_indented_code(t) for t in texts) and any(
-            "[[" in t or "](" in t or "#" in t for t in texts
-        )
+        may = [may_hold_math_or_indented_code(t) or (stripped and first_line_may_have_been_code(t)) for t in texts]
+        links = any(may) and any("[[" in t or "](" in t or "#" in t for t in texts)
         return links or (any(opens_math_block(t) for t in texts) and any(may_hold_heading_line(t) for t in texts))
 
     for vault in args.vaults:
-        new = read(vault, here)
+        new = read(vault, here, args.chunking)
         seconds = new.pop("")
         marked = [path for path, note in new.items() if any(read_otherwise_since_m034(t) for _, t in note["chunks"])]
         again = [path for path, note in new.items() if marked_by_m036(note["chunks"])]
         print(f"{vault.name}: {len(new)} notes; m034 reads again {len(marked)}, m036 {len(again)}")
         if not args.old:
             continue
-        old = read(vault, args.old)
+        old = read(vault, args.old, args.chunking)
         old_seconds = old.pop("")
         print(f"  parsed and chunked in {seconds:.2f} s of CPU, {args.old} in {old_seconds:.2f} s (best of 3 each)")
         stored = set()  # read otherwise where an index keeps it: m034 must read these again

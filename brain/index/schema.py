@@ -1765,6 +1765,7 @@ def may_hold_heading_line(text: str | None) -> bool:
     return text is not None and _HEADING_LINE.search(text) is not None
 
 
+_TAG_MARK = re.compile(r"#[^\s#]")  # a "#" a tag may start at ("# Title" opens none)
 _STILL_CODE = re.compile(r"[ \t]*\n|(?: {4}| {0,3}\t)[^\n]*\n?")  # a blank line, or one indented as code
 
 
@@ -1778,7 +1779,8 @@ def first_line_may_have_been_code(text: str | None) -> bool:
     end = text.find("\n") + 1 or len(text)
     while end < len(text) and (match := _STILL_CODE.match(text, end)):
         end = match.end()
-    return any(mark in text[:end] for mark in ("[[", "](", "#", "`", "~", "$$"))
+    block = text[:end]
+    return any(mark in block for mark in ("[[", "](", "`", "~", "$$")) or _TAG_MARK.search(block) is not None
 
 
 @INDEX_MIGRATIONS
