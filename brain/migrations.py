@@ -280,12 +280,19 @@ def connect(
     conn = sqlite3.connect(
         path, timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=check_same_thread
     )
-    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-    if page_size:
-        conn.execute(f"PRAGMA page_size = {int(page_size)}")
-    _switch_to_wal(conn, busy_timeout_ms / 1000)
-    conn.execute("PRAGMA synchronous = NORMAL")
-    conn.execute("PRAGMA foreign_keys = ON")
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        if page_size:
+            conn.execute(f"PRAGMA page_size = {int(page_size)}")
+        _switch_to_wal(conn, busy_timeout_ms / 1000)
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+    except BaseException:
+        # a damaged file ("not a database"), one locked by another writer: closed now, not left
+        # to the cycle collector (a connection and its statement cache refer to each other), which
+        # a server probing a damaged index every few seconds may not run for hours
+        conn.close()
+        raise
     return conn
 
 

@@ -1,0 +1,111 @@
+"""Files left open: what brain opens, it closes, on its failure paths too.
+
+A sqlite3 connection refers to its own statement cache and back (CPython's sqlite3 module), so
+one dropped without ``close()`` is freed only when Python's cycle collector runs, which a long
+process (`brain serve`, a test run of 3,600 tests) may put off until it holds hundreds of files
+and meets its open-files limit. Each test here counts this process's open files with the
+collector off: what a path leaves to it shows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import FakeEmbedder
+
+from brain import config
+from brain.cli import cli
+from brain.index.indexer import index_vault
+from brain.index.store import IndexStore
+from brain.migrations import connect
+
+
+def open_files() -> list[str]:
+    """What this process holds open (the targets of /proc/self/fd), sorted."""
+    targets = []
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):  # the listing's own fd, gone already
+            targets.append(os.readlink(f"/proc/self/fd/{fd}"))
+    return sorted(targets)
+
+
+@contextlib.contextmanager
+def no_cycle_collector() -> Iterator[None]:
+    """The cycle collector off (as it is, in effect, between its rare full runs): a connection
+    only it would close stays open."""
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+        gc.collect()
+
+
+def _not_a_database(path: Path) -> None:
+    path.write_bytes(b"not SQLite at all, " * 512)
+    for suffix in ("-wal", "-shm"):
+        path.with_name(path.name + suffix).unlink(missing_ok=True)
+
+
+@pytest.fixture
+def indexed(toy_vault: Path) -> Path:
+    index_vault(toy_vault, embedder=FakeEmbedder(), progress=False)
+    return toy_vault
+
+
+def test_a_connection_to_a_file_that_is_not_a_database_is_closed_as_it_fails(tmp_path):
+    database = tmp_path / "x.db"
+    _not_a_database(database)
+    with no_cycle_collector():
+        before = open_files()
+        with pytest.raises(sqlite3.DatabaseError) as raised:
+            connect(str(database))
+        assert open_files() == before, raised.value  # not held by the traceback pytest keeps
+
+
+def test_a_connection_to_a_locked_database_is_closed_as_it_fails(tmp_path):
+    """Counted once the holder let go: SQLite keeps the fd of a connection closed while another
+    in the same process holds a lock on the file (closing it would drop that lock) until then."""
+    database = tmp_path / "x.db"
+    with no_cycle_collector():
+        before = open_files()
+        holder = sqlite3.connect(database, isolation_level=None)
+        try:
+            holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+            holder.execute("BEGIN EXCLUSIVE")
+            holder.execute("CREATE TABLE t (x)")
+            with pytest.raises(sqlite3.OperationalError, match="locked"):
+                connect(str(database), busy_timeout_ms=50)
+        finally:
+            holder.close()
+        assert open_files() == before
+
+
+def test_opening_a_damaged_index_leaves_no_file_open(indexed):
+    _not_a_database(config.index_dir(indexed.resolve()) / "index.db")
+    with no_cycle_collector():
+        before = open_files()
+        with pytest.raises(sqlite3.DatabaseError):
+            IndexStore.open(config.index_dir(indexed.resolve()), create=False, readonly_ok=True)
+        assert open_files() == before
+
+
+@pytest.mark.parametrize("args", [["status"], ["ask", "how should agent memory work"], ["note", "Vannevar Bush"]])
+def test_a_command_on_a_damaged_index_leaves_no_file_open(indexed, args):
+    _not_a_database(config.index_dir(indexed.resolve()) / "index.db")
+    runner = CliRunner()
+    with no_cycle_collector():
+        before = open_files()
+        result = runner.invoke(cli, [*args, "--vault", str(indexed)])
+        assert result.exit_code == 1 and "is damaged" in result.output, result.output
+        assert open_files() == before
