@@ -109,3 +109,30 @@ def test_a_command_on_a_damaged_index_leaves_no_file_open(indexed, args):
         result = runner.invoke(cli, [*args, "--vault", str(indexed)])
         assert result.exit_code == 1 and "is damaged" in result.output, result.output
         assert open_files() == before
+
+
+def test_searching_many_indexes_keeps_the_postings_of_a_few_open(tmp_path, monkeypatch):
+    """Each BM25 postings file searched stayed open (a cache by index folder, never emptied):
+    a process that searched a thousand indexes, a test run, held a thousand files."""
+    from index_helpers import CheapEmbedder, index_into
+
+    from brain.index import postings
+
+    monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")  # from one chunk: every index here has postings
+    vault = tmp_path / "vault"
+    for i in range(3):
+        (vault / f"n{i}.md").parent.mkdir(exist_ok=True)
+        (vault / f"n{i}.md").write_text(f"# n{i}\n\namber basil fjord {i}\n", encoding="utf-8")
+    answered = 0
+    for i in range(10):
+        _, directory = index_into(tmp_path / f"home{i}", vault, CheapEmbedder())
+        assert (directory / "postings.bin").exists()
+        store = IndexStore.open_snapshot(directory)
+        try:
+            answered += postings.search(store, ["amber"], (1.0, 1.0, 1.0), 5) is not None
+        finally:
+            store.close()
+    assert answered == 10
+    # (each base holds its file open several times: once to read, once per array memory-mapped)
+    held = {target for target in open_files() if target.endswith("/postings.bin")}
+    assert len(held) <= 4, held

@@ -542,8 +542,11 @@ def _pairs_missing_from(text_keys: np.ndarray, others: list[np.ndarray], terms: 
 # after every pass): loaded again only when the file is replaced. The one before is kept
 # beside it: a base is put in place by a process in the background, and a server's snapshot
 # opened before reads that one until its next pass opens a snapshot that names the new.
+# Each base holds its file open: the folders last searched are kept, not every folder the
+# process ever searched (a test run's thousands of indexes held as many files open).
 _bases: dict[Path, tuple[tuple[int, int], Base | None]] = {}
 _before: dict[Path, Base] = {}
+_FOLDERS_KEPT = 4
 
 
 def _base(store: IndexStore) -> Base | None:
@@ -556,13 +559,17 @@ def _base(store: IndexStore) -> Base | None:
         _before.pop(path, None)
         return None
     identity = (stat.st_ino, stat.st_mtime_ns)
-    known = _bases.get(path)
+    known = _bases.pop(path, None)  # put back last: the folder searched most recently
     if known is not None and known[0] == identity:
+        _bases[path] = known
         return known[1]
     base = load(store.directory)
     if known is not None and known[1] is not None:
         _before[path] = known[1]
     _bases[path] = (identity, base)
+    for folder in list(_bases)[:-_FOLDERS_KEPT]:  # dicts keep their order: the oldest first
+        _bases.pop(folder)
+        _before.pop(folder, None)
     return base
 
 
