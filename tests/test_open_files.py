@@ -136,3 +136,52 @@ def test_searching_many_indexes_keeps_the_postings_of_a_few_open(tmp_path, monke
     # (each base holds its file open several times: once to read, once per array memory-mapped)
     held = {target for target in open_files() if target.endswith("/postings.bin")}
     assert len(held) <= 4, held
+
+
+def test_a_test_file_that_drops_connections_unclosed_leaves_no_files_to_the_next(tmp_path):
+    """The suite's files_given_back (conftest.py): what one test file let go unclosed is freed
+    before the next runs. Two files in a pytest run of their own, with this suite's conftest."""
+    import subprocess
+    import sys
+
+    tests = tmp_path / "inner"
+    tests.mkdir()
+    (tests / "test_first.py").write_text(
+        "import gc, sqlite3\n\n\n"
+        "def test_drops_connections(tmp_path):\n"
+        "    gc.disable()  # only an explicit collection frees them\n"
+        "    for i in range(80):\n"
+        "        conn = sqlite3.connect(tmp_path / f'{i}.db')\n"
+        "        conn.execute('CREATE TABLE t (x)')\n"
+        "        del conn\n",
+        encoding="utf-8",
+    )
+    (tests / "test_second.py").write_text(
+        "from test_open_files import open_files\n\n\n"
+        "def test_finds_none_of_them_open():\n"
+        "    assert not [t for t in open_files() if t.endswith('.db')]\n",
+        encoding="utf-8",
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).parent), *sys.path]))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "conftest",
+            "--rootdir",
+            str(tests),
+            str(tests / "test_first.py"),
+            str(tests / "test_second.py"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tests,
+    )
+    assert done.returncode == 0 and "2 passed" in done.stdout, done.stdout + done.stderr
