@@ -185,3 +185,43 @@ def test_notes_asked_for_ahead_are_not_held_open_under_a_low_open_files_limit(tm
     assert report.notes == 40
     if held[0]:
         assert max(held) < min(held) + 8  # on main: 40 notes held open at the first read
+
+
+def test_brain_runs_in_a_fresh_process_with_64_open_files(tmp_path):
+    """`ulimit -n 64` (a container's, a shell's), not this test run's limit: `brain index` on more
+    notes than read-ahead starts from, `brain serve` indexing an edit and answering, no EMFILE."""
+    import resource
+    import subprocess
+
+    from serve_helpers import LAUNCHER, brain_env
+
+    vault = tmp_path / "vault"
+    notes = changes.READ_AHEAD_FROM + 100
+    for i in range(notes):
+        write(vault, f"n{i}.md", f"# n{i}\n\nAbout topic {i % 17}, beside [[n{(i + 1) % 50}]].\n")
+    env = brain_env(BRAIN_HOME=str(tmp_path / "home"), BRAIN_EMBED_MODEL="fake:64")
+
+    def low_limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+
+    def brain(*args: str) -> subprocess.CompletedProcess:
+        done = subprocess.run(
+            [sys.executable, str(LAUNCHER), *args, "--vault", str(vault)],
+            env=env,
+            preexec_fn=low_limit,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            stdin=subprocess.DEVNULL,
+        )
+        said = done.stdout + done.stderr
+        assert done.returncode == 0 and "Traceback" not in said and "Too many open files" not in said, said
+        return done
+
+    assert f"{notes} notes" in brain("index").stdout
+    brain("serve", "--detach")
+    try:
+        write(vault, "n7.md", "# n7\n\nA zqwx marker rule, written while it serves.\n")
+        assert "n7" in brain("ask", "zqwx marker rule").stdout
+    finally:
+        brain("serve", "--stop")
