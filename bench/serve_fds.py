@@ -180,12 +180,15 @@ def mcp(args: argparse.Namespace, vault: Path, env: dict[str, str]) -> int:
                 return reply["result"]
 
     try:
-        call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "fds"}})
+        call(
+            "initialize",
+            {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "fds", "version": "0"}},
+        )
         send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
         def indexed_notes() -> int:
             found = call("tools/call", {"name": "status", "arguments": {}})
-            return json.loads(found["content"][0]["text"]).get("index", {}).get("notes", 0)
+            return int(json.loads(found["content"][0]["text"])["notes"])
 
         call("tools/call", {"name": "search", "arguments": {"query": "warm up"}})
         print(f"brain mcp, pid {process.pid}: {indexed_notes()} notes")
