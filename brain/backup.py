@@ -40,7 +40,7 @@ from . import config
 from .db import kept_aside_dir
 from .errors import BrainError, ConfigError, NoIndexError, NoSpaceError, NotWritableError
 from .file_state import unreachable, unusable
-from .index.store import INDEX_FILE, RETIRED_SUFFIX, built_index_dir
+from .index.store import INDEX_FILE, RETIRED_SUFFIX, built_index_dir, connect_unswapped
 from .migrations import disk_bytes
 from .text import shell_word
 from .vault import resolve_vault
@@ -211,32 +211,28 @@ def copy_database(
     return pages * page_size, problem
 
 
-# Opens of a database that a rebuild swapped for another meanwhile, tried again (a rebuild takes
-# minutes: two swaps within one open are not met).
-OPEN_TRIES = 3
-
-
 def _open_source(source: Path) -> tuple[sqlite3.Connection, int]:
     """``source`` opened read-only inside the read transaction every step of the copy reads, and
     its page size (``_open_read_only``). SQLite opens the database file when it connects, and its
     WAL and shared memory by name at the first read: a ``brain index --rebuild`` swapping its
     folder in between (renameat2, while the backup ran) gave the old file read through the new
     index's WAL, pages of two databases, a torn copy. The file at the path is the one opened when
-    it is the same before the connect and after the first read; else the database is opened again."""
-    for tries_left in range(OPEN_TRIES - 1, -1, -1):
-        before = _identity(source)
-        try:
-            src, page_size = _open_read_only(source)
-        except UnsoundDatabase:
-            if tries_left and before is not None and _identity(source) != before:
-                continue  # read torn by a swap: opened again
-            raise
-        if before is not None and _identity(source) == before:
-            return src, page_size
-        src.close()
-        if not tries_left:
-            raise BackupError(f"{source} was replaced each time it was opened to be backed up: back up again")
-    raise AssertionError("unreachable")  # pragma: no cover
+    it is the same before the connect and after the first read; else the database is opened again
+    (``connect_unswapped``)."""
+    page_sizes: list[int] = []
+
+    def open_it() -> sqlite3.Connection:
+        src, page_size = _open_read_only(source)
+        page_sizes.append(page_size)
+        return src
+
+    src = connect_unswapped(
+        source,
+        open_it,
+        torn=UnsoundDatabase,
+        replaced=lambda: BackupError(f"{source} was replaced each time it was opened to be backed up: back up again"),
+    )
+    return src, page_sizes[-1]
 
 
 def _open_read_only(source: Path) -> tuple[sqlite3.Connection, int]:
@@ -289,14 +285,6 @@ def _open_read_only(source: Path) -> tuple[sqlite3.Connection, int]:
             ) from exc
         return src, page_size
     raise AssertionError("unreachable")
-
-
-def _identity(path: Path) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino)
 
 
 def _check(db: sqlite3.Connection) -> str | None:

@@ -409,39 +409,24 @@ class IndexStore:
         path = directory / INDEX_FILE
         _refuse_emptied(path)
         reader = (lambda: _reader(connect(str(path), check_same_thread=False))) if split_searches else None
-        for tries_left in range(SWAP_TRIES - 1, -1, -1):
-            # SQLite opens the database file when it connects, its WAL and shared memory by name
-            # at the first read: a rebuild's swap in between gave the old file read through the
-            # new index's WAL (pages of two databases). The file at the path is the one opened
-            # when it is the same before the connect and after the first read; else opened again
-            # (on the last try, it is kept and says it was replaced: ``still_at_its_path``).
-            before = _file_identity(path)
-            conn = connect(str(path), check_same_thread=False)
-            conn.row_factory = sqlite3.Row
-            store = cls(conn, directory, reader=reader)
-            store._identity = before
-            try:
-                try:
-                    store._begin_snapshot()
-                except sqlite3.DatabaseError:
-                    if not tries_left or _file_identity(path) == before:
-                        raise
-                    store.close()  # read torn by a swap: opened again
-                    continue
-                if tries_left and _file_identity(path) != before:
-                    store.close()
-                    continue
-                if split_searches:
-                    store._pin_readers()
-            except BaseException:
-                store.close()
-                raise
-            return store
-        raise AssertionError("unreachable")  # pragma: no cover
+        # The file and its WAL one index's across a rebuild's swap (``open_unswapped``); on the
+        # last try the snapshot is kept and says it was replaced (``still_at_its_path``).
+        conn, identity = open_unswapped(
+            path, lambda: connect(str(path), check_same_thread=False), _begin_read, keep_last=True
+        )
+        conn.row_factory = sqlite3.Row
+        store = cls(conn, directory, reader=reader)
+        store._identity = identity
+        try:
+            if split_searches:
+                store._pin_readers()
+        except BaseException:
+            store.close()
+            raise
+        return store
 
     def _begin_snapshot(self) -> None:
-        self.conn.execute("BEGIN")
-        self.conn.execute("SELECT count(*) FROM meta").fetchone()  # the snapshot starts at the first read
+        _begin_read(self.conn)
 
     def restart_snapshot(self) -> None:
         """Start this snapshot's read transactions again (its own and its BM25 readers'), on the
@@ -3782,31 +3767,65 @@ def connect_unswapped(
     path: Path,
     open_it: Callable[[], sqlite3.Connection],
     first_read: Callable[[sqlite3.Connection], object] | None = None,
+    *,
+    torn: type[BaseException] | tuple[type[BaseException], ...] = sqlite3.DatabaseError,
+    replaced: Callable[[], BaseException] | None = None,
 ) -> sqlite3.Connection:
     """``open_it()``, a connection to the database at ``path``, whose file and WAL are one
     index's. SQLite opens the file when it connects and the WAL and shared memory by name at the
     first read (``first_read``, or one ``open_it`` made): a rebuild's swap (or a restore) in
     between gave the old file read through the new index's WAL, pages of two databases. The file
     at the path is the one opened when it is the same before the open and after the first read;
-    else (or when that read failed on the swap) it is opened again, ``SWAP_TRIES`` times."""
+    else (or when the open or that read failed on the swap: ``torn``) it is opened again,
+    ``SWAP_TRIES`` times, then ``replaced()`` is raised (by default a BrainError saying so)."""
+    conn, _ = open_unswapped(path, open_it, first_read, torn=torn, replaced=replaced)
+    return conn
+
+
+def open_unswapped(
+    path: Path,
+    open_it: Callable[[], sqlite3.Connection],
+    first_read: Callable[[sqlite3.Connection], object] | None = None,
+    *,
+    torn: type[BaseException] | tuple[type[BaseException], ...] = sqlite3.DatabaseError,
+    replaced: Callable[[], BaseException] | None = None,
+    keep_last: bool = False,
+) -> tuple[sqlite3.Connection, tuple[int, int] | None]:
+    """``connect_unswapped``, with the identity of the file it opened (``_file_identity`` before
+    the open). ``keep_last``: the connection of the last try is kept even when the file at the
+    path changed meanwhile (its identity then no longer the path's: the caller says it was
+    replaced, as ``IndexStore.still_at_its_path`` does) rather than ``replaced()`` raised."""
     for tries_left in range(SWAP_TRIES - 1, -1, -1):
         before = _file_identity(path)
-        conn = open_it()
+        conn: sqlite3.Connection | None = None
         try:
+            conn = open_it()
+            if before is None:  # made by the open (or put there since the look): the file opened
+                before = _file_identity(path)
             if first_read is not None:
                 first_read(conn)
-        except sqlite3.DatabaseError:
-            conn.close()
+        except torn:
+            if conn is not None:
+                conn.close()
             if not tries_left or _file_identity(path) == before:
                 raise
             continue  # read torn by a swap: opened again
         except BaseException:
-            conn.close()
+            if conn is not None:
+                conn.close()
             raise
-        if before is None or _file_identity(path) == before:
-            return conn
+        if _file_identity(path) == before or (keep_last and not tries_left):
+            return conn, before
         conn.close()
+    if replaced is not None:
+        raise replaced()
     raise BrainError(f"{path} was replaced (`brain index --rebuild`) each time it was opened: run this again")
+
+
+def _begin_read(conn: sqlite3.Connection) -> None:
+    """A snapshot's read transaction, begun: it starts at its first read (of meta)."""
+    conn.execute("BEGIN")
+    conn.execute("SELECT count(*) FROM meta").fetchone()
 
 
 def _first_read(conn: sqlite3.Connection) -> None:
