@@ -379,3 +379,79 @@ def test_a_rebuild_swapping_the_index_while_its_integrity_is_read_finds_no_damag
     # server's note count beside it: ``_read_only``) read the old file through the new index's
     # WAL and took the sound index for a damaged one ("Page 99 is never used")
     assert _read_during_a_rebuild(toy_vault, "integrity", newer=False)["problem"] is None
+
+
+# replace_unless_newer (how the vector index and the recall cache put their files in the index
+# folder) held between SQLite's open of index.db and its first read (the write lock it takes);
+# then whether it kept the file, as JSON.
+HELD_REPLACING = """
+import json, logging, sqlite3, sys, time
+from pathlib import Path
+from brain.index.store import replace_unless_newer
+directory, ready, go, temporary = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4])
+opened = sqlite3.connect
+logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+
+def held(path, *args, **kwargs):
+    conn = opened(path, *args, **kwargs)
+    if str(path).endswith("index.db?mode=rw") and not ready.exists():  # its open to take the lock
+        ready.touch()
+        deadline = time.monotonic() + 60
+        while not go.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+    return conn
+
+sqlite3.connect = held
+kept = replace_unless_newer(directory, [(temporary, directory / "put_there")], "a test file")
+print(json.dumps({"kept": kept, "there": (directory / "put_there").exists()}))
+"""
+
+
+def test_a_rebuild_swapping_a_newer_index_as_a_file_is_put_beside_it_reads_the_new_one(toy_vault):
+    # replace_unless_newer connected and read the migrations at BEGIN IMMEDIATE without comparing
+    # the file: a rebuild's swap in between (of an index a newer brain upgraded, for one this
+    # brain owns) read them from the old file through the new index's WAL, pages of two
+    # databases, found the newer brain's migration there, and left the file out of the new index
+    import sqlite3
+    import subprocess
+    import sys
+
+    from brain.index.indexer import index_vault
+    from brain.index.store import INDEX_MIGRATIONS
+
+    embedder = FakeEmbedder()
+    index_into(_home(), toy_vault, embedder)
+    directory = config.index_dir(toy_vault)
+    db = sqlite3.connect(directory / "index.db", isolation_level=None)
+    db.execute("INSERT INTO _migrations VALUES (?, 'm999_of_a_newer_brain', 0)", (INDEX_MIGRATIONS.name,))
+    db.close()
+    ready, go, temporary = toy_vault.parent / "ready", toy_vault.parent / "go", toy_vault.parent / "put.tmp"
+    temporary.write_bytes(b"derived")
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    child = subprocess.Popen(
+        [sys.executable, "-c", HELD_REPLACING, str(directory), str(ready), str(go), str(temporary)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    writer = None
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists() and child.poll() is None:
+            assert time.monotonic() < deadline, "timed out"
+            time.sleep(0.01)
+        assert child.poll() is None, child.stderr.read().decode() if child.stderr else ""
+        index_vault(toy_vault, embedder=embedder, rebuild=True, progress=False)
+        # a commit into the new index's WAL, held there (the connection stays open, no checkpoint)
+        writer = sqlite3.connect(directory / "index.db", isolation_level=None)
+        writer.execute("PRAGMA wal_autocheckpoint = 0")
+        writer.execute("CREATE TABLE after_rebuild (x)")
+    finally:
+        go.touch()
+        out, err = child.communicate(timeout=120)
+        if writer is not None:
+            writer.close()
+    assert child.returncode == 0, err.decode()
+    assert json.loads(out) == {"kept": True, "there": True}, err.decode()
+    assert "not kept" not in err.decode()

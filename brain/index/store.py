@@ -3539,10 +3539,18 @@ def replace_unless_newer(directory: Path, moves: Sequence[tuple[Path, Path]], wh
         for temporary, final in moves:
             os.replace(temporary, final)
         return True
+    uri = f"{path.absolute().as_uri()}?mode=rw"
     try:
-        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=rw", uri=True, isolation_level=None, timeout=5)
+        # The file and its WAL one index's (``connect_unswapped``: the write lock is the first
+        # read): a rebuild's swap in between read the old index's migrations through the new
+        # one's WAL, and a newer brain's old index left the file out of this brain's new one.
+        conn = connect_unswapped(
+            path,
+            lambda: sqlite3.connect(uri, uri=True, isolation_level=None, timeout=5),
+            lambda conn: conn.execute("BEGIN IMMEDIATE"),
+            replaced=lambda: sqlite3.OperationalError(f"{path} was replaced each time it was opened"),
+        )
         try:
-            conn.execute("BEGIN IMMEDIATE")
             try:
                 newer = INDEX_MIGRATIONS.unknown(conn)
                 if not newer:
