@@ -661,6 +661,10 @@ _EUID = os.geteuid() if hasattr(os, "geteuid") else -1
 # its indexed text meanwhile.
 DENIED = frozenset({errno.EACCES, errno.EPERM})
 READ_ERROR = "read-error"
+# A failure of the moment, not of the note: this process's open files (EMFILE) or the system's
+# (ENFILE) used up, memory short, a call to try again or interrupted. A note read so is read again
+# (``changes.read``) before it counts as a read error.
+PASSING = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.EAGAIN, errno.EINTR})
 PARSE_ERROR = "parse-error"  # a note whose parse raised (a bug of brain's: ``index/parsing.py``)
 
 

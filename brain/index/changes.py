@@ -32,6 +32,7 @@ import gc
 import hashlib
 import logging
 import os
+import time
 from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -42,6 +43,7 @@ from .. import walk_helper
 from ..notes import DECODING, content_hash
 from ..vault import (
     PARSE_ERROR,
+    PASSING,
     READ_ERROR,
     Link,
     Skipped,
@@ -62,6 +64,8 @@ READ_AHEAD_FROM = 2_000  # candidates from which the kernel is asked to read not
 LIMIT_KEY = "max_note_bytes"  # meta: BRAIN_MAX_NOTE_MB's bytes at the last completed run
 PARSED_BY_KEY = "parsed_by"  # meta: ``parser_key`` of the last completed run: its parse-errors' parser
 DECODED_BY_KEY = "decoded_by"  # meta: ``notes.DECODING`` of the last completed run
+PASSING_RETRIES = 16  # reads tried again after a passing failure, at most, in one ``read`` (1 s of pauses)
+PASSING_PAUSE = 0.02  # seconds before trying again (twice, the second time five times longer)
 READ_AHEAD = 256  # notes asked for ahead of the one read (30,000 from a cold disk: 64 ahead 2.3 s, 256 1.8 s)
 T = TypeVar("T")
 log = logging.getLogger("brain")
@@ -304,8 +308,9 @@ def read(changes: Plan, store: IndexStore) -> Iterator[Change]:
     # the file names of the new paths: a deleted note whose bytes another file holds too goes to
     # one of its own name first (``_moved_from``)
     new_names = {_file_name(file.path) for file, note_id in changes.candidates if note_id is None}
-    for file, note_id, fd in _read_ahead(changes.candidates):
-        data, skip = read_note_bytes(file, limit, fd)
+    retry = _Retry()
+    for file, note_id, fd in _read_ahead(changes.candidates, retry):
+        data, skip = retry.read(file, limit, fd)
         if skip is not None:
             # its stat then: unchanged, it is not read again but by `brain index` (``plan``)
             changes.stats[skip.path] = (file.size, file.mtime_ns)
@@ -328,8 +333,8 @@ def read(changes: Plan, store: IndexStore) -> Iterator[Change]:
             yield Change(RENAMED, file, old_id, data, old_path=old_path)
         else:
             yield Change(NEW, file, None, data)
-    for file, note_id, fd in _read_ahead(changes.rechecks):
-        data, skip = read_note_bytes(file, limit, fd)
+    for file, note_id, fd in _read_ahead(changes.rechecks, retry):
+        data, skip = retry.read(file, limit, fd)
         # "unreadable": denied (an ACL the mode bits hide), or gone since the walk; either leaves
         # the index, and Plan.unreadable (Skipped.denied) tells which its history says
         if skip is not None and skip.reason == "unreadable":
@@ -341,6 +346,29 @@ def read(changes: Plan, store: IndexStore) -> Iterator[Change]:
             yield Change(CHANGED, file, note_id, data, recheck=True)
         else:  # the same bytes, or a read error that may pass: left as its stat said
             yield Change(SAME, file, note_id, recheck=True)
+
+
+class _Retry:
+    """Reads a note, and again when it failed for a passing reason (``vault.PASSING``: EMFILE,
+    ENFILE, ENOMEM, EAGAIN, EINTR): the notes held open ahead (``_read_ahead``) closed first,
+    then after a pause. Read once, a vault met at its open-files limit lost its notes' reads
+    one after another: a first `brain index` left them out (read-error) and went on. At most
+    ``PASSING_RETRIES`` in one ``read``: a limit that does not pass costs a run a second at most."""
+
+    def __init__(self) -> None:
+        self.left = PASSING_RETRIES
+        self.release: Callable[[], None] = lambda: None  # ``_read_ahead`` sets it
+
+    def read(self, file: VaultFile, limit: int, fd: int | None) -> tuple[bytes | None, Skipped | None]:
+        data, skip = read_note_bytes(file, limit, fd)
+        for pause in (PASSING_PAUSE, 5 * PASSING_PAUSE):
+            if skip is None or skip.errno not in PASSING or self.left <= 0:
+                break
+            self.left -= 1
+            self.release()
+            time.sleep(pause)
+            data, skip = read_note_bytes(file, limit)
+        return data, skip
 
 
 def _file_name(path: str) -> str:
@@ -397,15 +425,29 @@ def _may_hold_open() -> bool:
     return soft == resource.RLIM_INFINITY or soft >= 4 * (READ_AHEAD + 1)
 
 
-def _read_ahead(items: list[tuple[VaultFile, T]]) -> Iterator[tuple[VaultFile, T, int | None]]:
+def _read_ahead(
+    items: list[tuple[VaultFile, T]], retry: _Retry | None = None
+) -> Iterator[tuple[VaultFile, T, int | None]]:
     """``items`` in order, each with its note open (or None), the kernel asked to read each note
     ``READ_AHEAD`` before its turn when there are ``READ_AHEAD_FROM`` or more
     (``vault.will_read``). The caller reads each file handed to it (``read_note_bytes(fd=)``),
     which closes it; those not handed out yet are closed here if the caller stops early. At
-    most ``READ_AHEAD`` + 1 are open at once."""
+    most ``READ_AHEAD`` + 1 are open at once. ``retry``'s ``release`` closes those held and holds
+    no more (a read failed for want of open files)."""
     advised = 0 if len(items) >= READ_AHEAD_FROM else len(items)
     hold = advised < len(items) and _may_hold_open()
     ahead: dict[int, int | None] = {}
+
+    def release() -> None:
+        nonlocal hold
+        hold = False
+        for at, fd in ahead.items():
+            if fd is not None:
+                os.close(fd)
+                ahead[at] = None
+
+    if retry is not None:
+        retry.release = release
     try:
         for at, (file, item) in enumerate(items):
             while advised < len(items) and advised <= at + READ_AHEAD:
