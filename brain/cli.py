@@ -199,8 +199,10 @@ def index(
             click.echo(f"brain: {said}", err=True)
     if as_json:
         emit_json(report.as_dict())
+        _fail_if_not_read(report)
         return
     if quiet:
+        _fail_if_not_read(report)
         return
     links = report.links
     click.echo(f"{report.notes} notes, {report.chunks} chunks indexed with {report.model} ({report.seconds:.1f}s)")
@@ -215,6 +217,24 @@ def index(
     )
     if report.unreadable:
         click.echo(escaped(_unreadable_line(report.unreadable)))
+    _fail_if_not_read(report)
+
+
+def _fail_if_not_read(report: IndexReport) -> None:
+    """Exit 1 when notes could not be read for a passing fault (too many open files, no memory):
+    the run left them out, or as the index had them, and said so in a warning each, then exited 0,
+    and a script took the index for up to date."""
+    if not report.not_read:
+        return
+    first = report.not_read[0]
+    more = f" and {plural(len(report.not_read) - 1, 'other')}" if len(report.not_read) > 1 else ""
+    hint = " (raise the limit on open files, `ulimit -n 4096`)" if "open files" in first["detail"] else ""
+    raise click.ClickException(
+        escaped(
+            f"{first['path']}{more} could not be read now ({first['detail']}): left out, or as the index had "
+            f"them; run `brain index` again{hint}"
+        )
+    )
 
 
 def _unreadable_line(unreadable: list[dict[str, str]], shown: int = 5) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import write
-from test_hardening_index import _index
+from test_hardening_index import _index, _invoke
 
 from brain import config
 from brain.index.status import vault_status
@@ -147,3 +147,36 @@ def test_notes_held_open_ahead_are_let_go_when_open_files_run_out(tmp_path, monk
     assert refused  # the limit was met
     assert {f"Note {i}.md" for i in range(150)} <= _paths(vault), report.warnings
     assert report.warnings == []
+
+
+def test_notes_brain_index_could_not_read_for_a_passing_fault_make_it_exit_1(toy_vault, failing):
+    """Notes whose open failed with EMFILE at every try were left out of a first `brain index`,
+    a warning each, and it exited 0: a script took the index for complete."""
+    notes = [write(toy_vault, f"New {i}.md", f"# New {i}\n\nquagga {i}\n") for i in range(3)]
+    failing(notes, errno.EMFILE)
+    result = _invoke("index", "--vault", str(toy_vault))
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output and "files skipped (3 read-error" in result.output, result.output
+    last = result.output.strip().splitlines()[-1]
+    assert "New 0.md and 2 others could not be read now (Too many open files)" in last, last
+    assert "`brain index` again" in last and "ulimit -n" in last, last
+    for extra in ("--json", "--quiet"):
+        assert _invoke("index", "--vault", str(toy_vault), extra).exit_code == 1
+    failing()
+    result = _invoke("index", "--vault", str(toy_vault))
+    assert result.exit_code == 0, result.output
+    assert {f"New {i}.md" for i in range(3)} <= _paths(toy_vault)
+
+
+def test_an_indexed_note_kept_for_a_passing_fault_makes_brain_index_exit_1_not_an_eio(toy_vault, failing):
+    """ENOMEM keeps the indexed note and fails the run; EIO (a fault of the disk or the note's
+    place, which `brain status` lists) keeps it as before, exit 0."""
+    note = write(toy_vault, "Diary.md", TEXT)
+    _index(toy_vault)
+    _touch(note)
+    failing([note], errno.ENOMEM)
+    result = _invoke("index", "--vault", str(toy_vault))
+    assert result.exit_code == 1 and "Diary.md could not be read now" in result.output, result.output
+    assert "ulimit" not in result.output and "Diary.md" in _paths(toy_vault)
+    failing([note], errno.EIO)
+    assert _invoke("index", "--vault", str(toy_vault)).exit_code == 0

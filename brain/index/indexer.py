@@ -33,6 +33,7 @@ from ..text import REPORTED, for_search
 from ..vault import (
     IGNORE_FILE,
     PARSE_ERROR,
+    PASSING,
     READ_ERROR,
     Link,
     Skipped,
@@ -95,6 +96,10 @@ class IndexReport:
     # Files and folders this user may not read, not skipped for it by the run before: said once,
     # by name (`brain status --verbose` lists them every time), {"path", "detail"} each.
     unreadable: list[dict[str, str]] = field(default_factory=list)
+    # Notes and folders this run could not read for a passing fault (``vault.PASSING``: too many
+    # open files, no memory), read again and failed again: left as the index had them, or out
+    # when new. {"path", "detail"} each; `brain index` exits 1 on them, as the index is behind.
+    not_read: list[dict[str, str]] = field(default_factory=list)
     seconds: float = 0.0
     moved_aside: str | None = None  # --rebuild over a damaged index: where the damaged one went
     # where what a replaced index folder held that brain did not put there was kept (its files deleted)
@@ -289,6 +294,7 @@ class _Run:
             if skip.reason == READ_ERROR:
                 self._warn(skip.path, f"skipped ({skip.reason}): {skip.detail}")
                 self.report.warned_skips += 1
+                self._not_read(skip)
         self.report.unchanged = len(plan.unchanged)
         self.report.symlinks = plan.links
         self._relink_if_fences_changed(plan.unchanged)
@@ -336,6 +342,7 @@ class _Run:
                             assert change.skip is not None
                             self._warn(change.skip.path, f"skipped ({change.skip.reason}): {change.skip.detail}")
                             self.report.warned_skips += 1
+                            self._not_read(change.skip)
                             self.report.unchanged -= change.recheck  # its stat had counted it unchanged
                             bar.update(1)
                             continue
@@ -433,6 +440,11 @@ class _Run:
         self._warn(file.path, f"skipped ({skip.reason}): {skip.detail}")
         self.report.warned_skips += 1
         self.report.unchanged -= change.recheck  # its stat had counted it unchanged
+
+    def _not_read(self, skip: Skipped) -> None:
+        """Counts a file whose read failed for a passing fault (``IndexReport.not_read``)."""
+        if skip.errno in PASSING:
+            self.report.not_read.append({"path": skip.path, "detail": skip.detail})
 
     def _to_parse(self, change: changes.Change) -> Work | None:
         """What the parser needs for a change that must be parsed (new, changed, renamed)."""
