@@ -135,19 +135,19 @@ def test_excluded_applies_the_scans_rules_to_one_path(rel, is_dir, reason):
     assert excluded(rel, rules, is_dir=is_dir) == reason
 
 
-# An index snapshot opened (IndexStore.open_snapshot, what brain ask and brain serve answer from),
-# held between SQLite's open of index.db and its first read of it (until the test's word); then
-# what it reads, as JSON.
-HELD_AFTER_OPEN = """
-import json, sqlite3, sys, time
+# What each child below starts with: brain's sqlite3.connect of the path ending in ``HELD_AT`` is
+# held between SQLite's open of the file and its first read of it (its WAL and shared memory,
+# opened by name), until the test's word; argv: the index folder, "ready", "go", then its own.
+HELD_PREAMBLE = """
+import json, logging, sqlite3, sys, time
 from pathlib import Path
-from brain.index.store import IndexStore
+from brain.index.store import IndexStore, replace_unless_newer
 directory, ready, go = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
 opened = sqlite3.connect
 
 def held(path, *args, **kwargs):
     conn = opened(path, *args, **kwargs)
-    if str(path).endswith("index.db") and not ready.exists():  # the snapshot's open
+    if str(path).endswith(HELD_AT) and not ready.exists():
         ready.touch()
         deadline = time.monotonic() + 60
         while not go.exists() and time.monotonic() < deadline:
@@ -155,31 +155,31 @@ def held(path, *args, **kwargs):
     return conn
 
 sqlite3.connect = held
-store = IndexStore.open_snapshot(directory)
-check = [row[0] for row in store.conn.execute("PRAGMA integrity_check")]
-tables = [row[0] for row in store.conn.execute("SELECT name FROM sqlite_master WHERE name = 'after_rebuild'")]
-print(json.dumps({"check": check, "tables": tables, "current": store.still_at_its_path()}))
 """
 
 
-def test_a_rebuild_swapping_the_index_while_a_snapshot_opens_gives_it_one_whole_index(toy_vault):
-    # SQLite opens the database file when it connects, its WAL and shared memory by name at the
-    # first read: a rebuild's swap in between gave brain ask / brain serve the old file read
-    # through the new index's WAL, pages of two databases (and said it was the index in place)
+def _held(at: str, then: str) -> str:
+    """A child script: HELD_PREAMBLE holding the open of the path ending in ``at``, then ``then``."""
+    return f"HELD_AT = {at!r}\n" + HELD_PREAMBLE + then
+
+
+def _swap_while_held(vault: Path, script: str, *args: str, during=None, newer: bool = False) -> tuple[str, str]:
+    """``script`` run in a child held at its open of the index of ``vault``, while ``during()``
+    (if any: changes the vault) and a rebuild of it swap in a new index (``newer``: made as a
+    newer brain upgrades it), then a commit is held in the new one's WAL (the connection open, no
+    checkpoint); the child's stdout and stderr."""
     import sqlite3
     import subprocess
     import sys
 
     from brain.index.indexer import index_vault
 
-    embedder = FakeEmbedder()
-    index_into(_home(), toy_vault, embedder)
-    directory = config.index_dir(toy_vault)
-    ready, go = toy_vault.parent / "ready", toy_vault.parent / "go"
+    directory = config.index_dir(vault)
+    ready, go = vault.parent / "ready", vault.parent / "go"
     root = str(Path(__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     child = subprocess.Popen(
-        [sys.executable, "-c", HELD_AFTER_OPEN, str(directory), str(ready), str(go)],
+        [sys.executable, "-c", script, str(directory), str(ready), str(go), *args],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -191,8 +191,11 @@ def test_a_rebuild_swapping_the_index_while_a_snapshot_opens_gives_it_one_whole_
             assert time.monotonic() < deadline, "timed out"
             time.sleep(0.01)
         assert child.poll() is None, child.stderr.read().decode() if child.stderr else ""
-        index_vault(toy_vault, embedder=embedder, rebuild=True, progress=False)
-        # a commit into the new index's WAL, held there (the connection stays open, no checkpoint)
+        if during is not None:
+            during()
+        index_vault(vault, embedder=FakeEmbedder(), rebuild=True, progress=False)
+        if newer:
+            _made_newer(directory)
         writer = sqlite3.connect(directory / "index.db", isolation_level=None)
         writer.execute("PRAGMA wal_autocheckpoint = 0")
         writer.execute("CREATE TABLE after_rebuild (x)")
@@ -202,67 +205,66 @@ def test_a_rebuild_swapping_the_index_while_a_snapshot_opens_gives_it_one_whole_
         if writer is not None:
             writer.close()
     assert child.returncode == 0, err.decode()
+    return out.decode(), err.decode()
+
+
+def _made_newer(directory: Path) -> None:
+    """The index in ``directory`` as a newer brain upgraded it (a migration this brain lacks)."""
+    import sqlite3
+
+    from brain.index.store import INDEX_MIGRATIONS
+
+    db = sqlite3.connect(directory / "index.db", isolation_level=None)
+    try:
+        db.execute("INSERT INTO _migrations VALUES (?, 'm999_of_a_newer_brain', 0)", (INDEX_MIGRATIONS.name,))
+    finally:
+        db.close()
+
+
+# An index snapshot opened (IndexStore.open_snapshot, what brain ask and brain serve answer from);
+# then what it reads, as JSON.
+HELD_SNAPSHOT = _held(
+    "index.db",
+    """
+store = IndexStore.open_snapshot(directory)
+check = [row[0] for row in store.conn.execute("PRAGMA integrity_check")]
+tables = [row[0] for row in store.conn.execute("SELECT name FROM sqlite_master WHERE name = 'after_rebuild'")]
+print(json.dumps({"check": check, "tables": tables, "current": store.still_at_its_path()}))
+""",
+)
+
+
+def test_a_rebuild_swapping_the_index_while_a_snapshot_opens_gives_it_one_whole_index(toy_vault):
+    # SQLite opens the database file when it connects, its WAL and shared memory by name at the
+    # first read: a rebuild's swap in between gave brain ask / brain serve the old file read
+    # through the new index's WAL, pages of two databases (and said it was the index in place)
+    index_into(_home(), toy_vault, FakeEmbedder())
+    out, _ = _swap_while_held(toy_vault, HELD_SNAPSHOT)
     assert json.loads(out) == {"check": ["ok"], "tables": ["after_rebuild"], "current": True}
 
 
 # A process that opens the index to write it (IndexStore.open: the background BM25 postings and
-# FTS5 merges, which a pass starts and which take no writer lock), held as HELD_AFTER_OPEN is,
-# then writes a row.
-HELD_THEN_WRITES = """
-import sqlite3, sys, time
-from pathlib import Path
-from brain.index.store import IndexStore
-directory, ready, go = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
-opened = sqlite3.connect
-
-def held(path, *args, **kwargs):
-    conn = opened(path, *args, **kwargs)
-    if str(path).endswith("index.db") and not ready.exists():
-        ready.touch()
-        deadline = time.monotonic() + 60
-        while not go.exists() and time.monotonic() < deadline:
-            time.sleep(0.01)
-    return conn
-
-sqlite3.connect = held
+# FTS5 merges, which a pass starts and which take no writer lock), then writes a row.
+HELD_THEN_WRITES = _held(
+    "index.db",
+    """
 store = IndexStore.open(directory, create=False)
 store.conn.execute("BEGIN IMMEDIATE")
 store.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('written_after', 'yes')")
 store.conn.execute("COMMIT")
 store.close()
-"""
+""",
+)
 
 
 def test_a_process_opening_the_index_to_write_it_as_a_rebuild_swaps_it_leaves_the_new_index_sound(toy_vault):
     # It opened the old database file and, at its first read, the new index's WAL: what it wrote
     # went into the new index's WAL as pages of the old one, and the index in place was damaged
     import sqlite3
-    import subprocess
-    import sys
 
-    from brain.index.indexer import index_vault
-
-    embedder = FakeEmbedder()
-    index_into(_home(), toy_vault, embedder)
-    directory = config.index_dir(toy_vault)
-    ready, go = toy_vault.parent / "ready", toy_vault.parent / "go"
-    root = str(Path(__file__).resolve().parents[1])
-    env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    child = subprocess.Popen(
-        [sys.executable, "-c", HELD_THEN_WRITES, str(directory), str(ready), str(go)], env=env, stderr=subprocess.PIPE
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while not ready.exists() and child.poll() is None:
-            assert time.monotonic() < deadline, "timed out"
-            time.sleep(0.01)
-        assert child.poll() is None, child.stderr.read().decode() if child.stderr else ""
-        index_vault(toy_vault, embedder=embedder, rebuild=True, progress=False)
-    finally:
-        go.touch()
-        _, err = child.communicate(timeout=120)
-    assert child.returncode == 0, err.decode()
-    db = sqlite3.connect(directory / "index.db")
+    index_into(_home(), toy_vault, FakeEmbedder())
+    _swap_while_held(toy_vault, HELD_THEN_WRITES)
+    db = sqlite3.connect(config.index_dir(toy_vault) / "index.db")
     try:
         assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
         assert db.execute("SELECT value FROM meta WHERE key = 'written_after'").fetchall() == [("yes",)]
@@ -270,93 +272,44 @@ def test_a_process_opening_the_index_to_write_it_as_a_rebuild_swaps_it_leaves_th
         db.close()
 
 
-# An index opened to read it, held between SQLite's read-only open of index.db and its first
-# read; then what it reads, as JSON. "open": an index a newer brain upgraded (IndexStore.open with
-# readonly_ok, as brain status, recall's opening and timeline do: ``_open_readonly``); "integrity":
-# IndexStore.integrity_problem (``_read_only``, as `brain index --rebuild` and the MCP server read).
-HELD_READ_ONLY = """
-import json, sqlite3, sys, time
-from pathlib import Path
-from brain.index.store import IndexStore
-directory, ready, go, what = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4]
-opened = sqlite3.connect
-
-def held(path, *args, **kwargs):
-    conn = opened(path, *args, **kwargs)
-    if str(path).endswith("index.db?mode=ro") and not ready.exists():  # the read-only open
-        ready.touch()
-        deadline = time.monotonic() + 60
-        while not go.exists() and time.monotonic() < deadline:
-            time.sleep(0.01)
-    return conn
-
-sqlite3.connect = held
-if what == "integrity":
+# An index opened to read it, held at its read-only open; then what it reads, as JSON. "open": an
+# index a newer brain upgraded (IndexStore.open with readonly_ok, as brain status, recall's
+# opening and timeline do: ``_open_readonly``); "integrity": IndexStore.integrity_problem
+# (``_read_only``, as `brain index --rebuild` and the MCP server read).
+HELD_READ_ONLY = _held(
+    "index.db?mode=ro",
+    """
+if sys.argv[4] == "integrity":
     print(json.dumps({"problem": IndexStore.integrity_problem(directory)}))
     sys.exit()
 store = IndexStore.open(directory, create=False, readonly_ok=True, warn_newer=False)
 check = [row[0] for row in store.conn.execute("PRAGMA integrity_check")]
 tables = [row[0] for row in store.conn.execute("SELECT name FROM sqlite_master WHERE name = 'after_rebuild'")]
 print(json.dumps({"check": check, "tables": tables, "notes": len(store.note_paths()), "readonly": store.readonly}))
-"""
+""",
+)
 
 
 def _read_during_a_rebuild(vault: Path, what: str, *, newer: bool) -> dict[str, object]:
     """HELD_READ_ONLY's ``what`` read of the index of ``vault`` (``newer``: one a newer brain
     upgraded), a rebuild swapping in an index unlike it before its first read, a commit held in
     the new one's WAL; with the new index's note count."""
-    import sqlite3
-    import subprocess
-    import sys
-
-    from brain.index.indexer import index_vault
-    from brain.index.store import INDEX_MIGRATIONS
-
-    embedder = FakeEmbedder()
-    index_into(_home(), vault, embedder)
+    index_into(_home(), vault, FakeEmbedder())
     directory = config.index_dir(vault)
     fresh = IndexStore.open(directory, create=False)
     old_notes = len(fresh.note_paths())
     fresh.close()
-    newer_sql = "INSERT INTO _migrations VALUES (?, 'm999_of_a_newer_brain', 0)"
     if newer:
-        db = sqlite3.connect(directory / "index.db", isolation_level=None)
-        db.execute(newer_sql, (INDEX_MIGRATIONS.name,))
-        db.close()
-    ready, go = vault.parent / "ready", vault.parent / "go"
-    root = str(Path(__file__).resolve().parents[1])
-    env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    child = subprocess.Popen(
-        [sys.executable, "-c", HELD_READ_ONLY, str(directory), str(ready), str(go), what],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    writer = None
-    notes = None
-    try:
-        deadline = time.monotonic() + 60
-        while not ready.exists() and child.poll() is None:
-            assert time.monotonic() < deadline, "timed out"
-            time.sleep(0.01)
-        assert child.poll() is None, child.stderr.read().decode() if child.stderr else ""
-        for n in range(40):  # the new index unlike the old one, page for page
+        _made_newer(directory)
+
+    def unlike_the_old_one() -> None:  # page for page
+        for n in range(40):
             write(vault, f"Added {n}.md", f"# Added {n}\n\nNote {n} of those the rebuild finds. [[Home]]\n")
-        index_vault(vault, embedder=embedder, rebuild=True, progress=False)
-        fresh = IndexStore.open(directory, create=False)
-        notes = len(fresh.note_paths())
-        fresh.close()
-        writer = sqlite3.connect(directory / "index.db", isolation_level=None)
-        writer.execute("PRAGMA wal_autocheckpoint = 0")
-        if newer:  # the new index made newer too (read read-only again)
-            writer.execute(newer_sql, (INDEX_MIGRATIONS.name,))
-        writer.execute("CREATE TABLE after_rebuild (x)")
-    finally:
-        go.touch()
-        out, err = child.communicate(timeout=120)
-        if writer is not None:
-            writer.close()
-    assert child.returncode == 0, err.decode()
+
+    out, _ = _swap_while_held(vault, HELD_READ_ONLY, what, during=unlike_the_old_one, newer=newer)
+    fresh = IndexStore.open(directory, create=False, readonly_ok=True, warn_newer=False)
+    notes = len(fresh.note_paths())
+    fresh.close()
     return {**json.loads(out), "new_notes": notes, "old_notes": old_notes}
 
 
@@ -382,29 +335,17 @@ def test_a_rebuild_swapping_the_index_while_its_integrity_is_read_finds_no_damag
 
 
 # replace_unless_newer (how the vector index and the recall cache put their files in the index
-# folder) held between SQLite's open of index.db and its first read (the write lock it takes);
-# then whether it kept the file, as JSON.
-HELD_REPLACING = """
-import json, logging, sqlite3, sys, time
-from pathlib import Path
-from brain.index.store import replace_unless_newer
-directory, ready, go, temporary = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4])
-opened = sqlite3.connect
+# folder) held at its open of index.db to take the write lock (its first read); then whether it
+# kept the file, as JSON.
+HELD_REPLACING = _held(
+    "index.db?mode=rw",
+    """
 logging.basicConfig(level=logging.INFO, stream=sys.stderr)
-
-def held(path, *args, **kwargs):
-    conn = opened(path, *args, **kwargs)
-    if str(path).endswith("index.db?mode=rw") and not ready.exists():  # its open to take the lock
-        ready.touch()
-        deadline = time.monotonic() + 60
-        while not go.exists() and time.monotonic() < deadline:
-            time.sleep(0.01)
-    return conn
-
-sqlite3.connect = held
+temporary = Path(sys.argv[4])
 kept = replace_unless_newer(directory, [(temporary, directory / "put_there")], "a test file")
 print(json.dumps({"kept": kept, "there": (directory / "put_there").exists()}))
-"""
+""",
+)
 
 
 def test_a_rebuild_swapping_a_newer_index_as_a_file_is_put_beside_it_reads_the_new_one(toy_vault):
@@ -412,46 +353,10 @@ def test_a_rebuild_swapping_a_newer_index_as_a_file_is_put_beside_it_reads_the_n
     # the file: a rebuild's swap in between (of an index a newer brain upgraded, for one this
     # brain owns) read them from the old file through the new index's WAL, pages of two
     # databases, found the newer brain's migration there, and left the file out of the new index
-    import sqlite3
-    import subprocess
-    import sys
-
-    from brain.index.indexer import index_vault
-    from brain.index.store import INDEX_MIGRATIONS
-
-    embedder = FakeEmbedder()
-    index_into(_home(), toy_vault, embedder)
-    directory = config.index_dir(toy_vault)
-    db = sqlite3.connect(directory / "index.db", isolation_level=None)
-    db.execute("INSERT INTO _migrations VALUES (?, 'm999_of_a_newer_brain', 0)", (INDEX_MIGRATIONS.name,))
-    db.close()
-    ready, go, temporary = toy_vault.parent / "ready", toy_vault.parent / "go", toy_vault.parent / "put.tmp"
+    index_into(_home(), toy_vault, FakeEmbedder())
+    _made_newer(config.index_dir(toy_vault))
+    temporary = toy_vault.parent / "put.tmp"
     temporary.write_bytes(b"derived")
-    root = str(Path(__file__).resolve().parents[1])
-    env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    child = subprocess.Popen(
-        [sys.executable, "-c", HELD_REPLACING, str(directory), str(ready), str(go), str(temporary)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    writer = None
-    try:
-        deadline = time.monotonic() + 60
-        while not ready.exists() and child.poll() is None:
-            assert time.monotonic() < deadline, "timed out"
-            time.sleep(0.01)
-        assert child.poll() is None, child.stderr.read().decode() if child.stderr else ""
-        index_vault(toy_vault, embedder=embedder, rebuild=True, progress=False)
-        # a commit into the new index's WAL, held there (the connection stays open, no checkpoint)
-        writer = sqlite3.connect(directory / "index.db", isolation_level=None)
-        writer.execute("PRAGMA wal_autocheckpoint = 0")
-        writer.execute("CREATE TABLE after_rebuild (x)")
-    finally:
-        go.touch()
-        out, err = child.communicate(timeout=120)
-        if writer is not None:
-            writer.close()
-    assert child.returncode == 0, err.decode()
-    assert json.loads(out) == {"kept": True, "there": True}, err.decode()
-    assert "not kept" not in err.decode()
+    out, err = _swap_while_held(toy_vault, HELD_REPLACING, str(temporary))
+    assert json.loads(out) == {"kept": True, "there": True}, err
+    assert "not kept" not in err
