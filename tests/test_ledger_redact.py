@@ -2229,3 +2229,34 @@ def test_a_wifi_key_a_login_stated_and_russian_qualified_passwords_are_masked(te
 )
 def test_prose_near_a_wifi_key_and_russian_qualified_passwords_stays(text):
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # Windows' net use with the password after /user:name or after the share; consul's SecretID and
+        # names ending in secret_id (Vault AppRole's): "id" ended the name, so none was read as a secret.
+        (r"net use Z: \\srv\share /user:bob Pa55word!", r"net use Z: \\srv\share /user:bob ***"),
+        (r"net use Z: \\srv\share Pa55word! /user:CORP\bob", r"net use Z: \\srv\share *** /user:CORP\bob"),
+        (r"NET USE \\srv\ipc$ /USER:admin S3cret /persistent:no", r"NET USE \\srv\ipc$ /USER:admin *** /persistent:no"),
+        ("SecretID: 3f2a1b4c-1234-5678-9abc-def012345678", "SecretID: ***"),
+        ("VAULT_SECRET_ID=3f2a1b4c-1234-5678-9abc-def012345678", "VAULT_SECRET_ID=***"),
+        ('role_secret_id = "3f2a1b4c-1234-5678-9abc-def012345678"', 'role_secret_id = "***"'),
+        ('{"secret_id": "8e1b9f0c-77aa-4d2e-9b1c-0f3e2d1c4b5a"}', '{"secret_id": "***"}'),
+    ],
+)
+def test_net_use_s_password_and_a_secret_id_are_masked(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "net use Z: \\\\srv\\share /user:bob",
+        "net use Z: \\\\srv\\share * /user:bob",
+        "net use Z: /delete",
+        "the secret id is printed by vault write -f auth/approle/role/x/secret-id",
+    ],
+)
+def test_net_use_without_a_password_and_prose_about_a_secret_id_stay(text):
+    assert redact(text) == text

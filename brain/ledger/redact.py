@@ -34,7 +34,7 @@ set …_key X``, ``openssl -pass pass:X``, ``keytool -storepass X``, ``docker lo
 ``echo X | docker login --password-stdin``, ``mongo -p X``, ``sqlcmd -P X``, every
 ``key=X`` of ``vault kv put`` and ``vault write``, MySQL's ``IDENTIFIED BY 'X'``, Redis's ``requirepass X``,
 ``ssh-keygen -N X``, ``zip -P X``, ``7z -pX``, ``smbclient -U u%X``, ``az login -p X``, ``vault login X``,
-``rabbitmqctl add_user u X``, ``htpasswd -b f u X``, ``echo X | sudo -S``, ``gh secret set N --body X``,
+``rabbitmqctl add_user u X``, ``net use Z: \\\\srv\\share /user:u X``, ``htpasswd -b f u X``, ``echo X | sudo -S``, ``gh secret set N --body X``,
 ``ansible-vault encrypt_string X``, Python's ``auth=('u', 'X')``, ``wpa_passphrase SSID X``), .netrc's ``machine H login U password X`` and
 .pgpass's ``host:port:db:user:X``; a name and its value as a pair (``- name: DB_PASSWORD`` then
 ``value: x``, ``{"name": …, "value": x}``, ``<property name="password" value="x"/>``), a quoted flag's
@@ -64,6 +64,7 @@ last decides:
   before it (``PGPASSWORD``, ``GITHUB_TOKEN``, ``DB_PASSWORD_PROD``, ``secret_key_base``);
 - ``pass``, ``pwd`` or ``pw`` as a whole word after another one: a secret (``DB_PASS``,
   ``SMTP_PWD``), unless that word says otherwise (``first_pass``: ``_NOT_PASSWORDS``);
+- ``id`` after ``secret``: a secret (consul's ``SecretID``, Vault AppRole's ``secret_id``, ``VAULT_SECRET_ID``);
 - ``key`` as a whole word after another one, unless that word names an ordinary kind of
   key (``primary_key``, ``sort_key``, ``cache_key``, ``public_key``: ``_NOT_SECRET_KEYS``):
   a secret when the name is in upper case, as environment variables are (``SECRET_KEY``,
@@ -621,6 +622,13 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
         None,
     ),
     (("az login",), rf"(\baz[ \t]+login\b{_SAME_COMMAND}\s(?:-p|--password)(?:[ \t]+|=))(?!-){_VALUE}", None),
+    # Windows' net use: the password after the share (before /user:name, as its help has it) or after /user:name.
+    (
+        ("net use",),
+        r"((?i:\bnet[ \t]+use)\b(?:[^\n;&|]{0,400}?[ \t]/(?i:user):[^\s/]+|[ \t]+(?:[A-Za-z]:[ \t]+)?\\\\+[^\s/]+)[ \t]+)"
+        rf"(?![/*]){_VALUE}",
+        None,
+    ),
     (("vault login",), rf"(\bvault[ \t]+login[ \t]+)(?![-$])(?![^\s=]*=){_VALUE}", None),
     (
         ("rabbitmqctl",),
@@ -1319,6 +1327,8 @@ def _secret_name(name: str) -> bool:
         return True
     if len(words) < 2:
         return False
+    if last == "id" and words[-2] == "secret":
+        return True  # consul's SecretID, Vault AppRole's secret_id: a credential, not a secret's name
     if last in ("pass", "pwd", "pw"):
         return words[-2] not in _NOT_PASSWORDS
     if last != "key" or words[-2] in _NOT_SECRET_KEYS:
