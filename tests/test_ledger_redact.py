@@ -756,13 +756,13 @@ def test_yaml_lines_below_a_key_in_json_text(text, kept):
         # Words saying where the secret is: none of them (the first was masked, protecting nothing).
         ("The password: see the wiki page.", "The password: see the wiki page."),
         ("password: see the wiki page", "password: see the wiki page"),
-        # Words of prose or code: the first alone, as before.
+        # Words of code: the first alone, as before; prose that starts with an article: none of it.
         (
             "        token: The token returned by a previous call",
-            "        token: *** token returned by a previous call",
+            "        token: The token returned by a previous call",
         ),
         ("    token = await loader(request.token)", "    token = *** loader(request.token)"),
-        ("    :param token: The token returned by set", "    :param token: *** token returned by set"),
+        ("    :param token: The token returned by set", "    :param token: The token returned by set"),
         # In a shell, the word after NAME=x is a command, and the flag's value is one argument.
         ("DB_PASSWORD=abc ./run --fast", "DB_PASSWORD=*** ./run --fast"),
         ("--password x other-arg", "--password *** other-arg"),
@@ -2246,6 +2246,24 @@ def test_prose_near_a_wifi_key_and_russian_qualified_passwords_stays(text):
     ],
 )
 def test_net_use_s_password_and_a_secret_id_are_masked(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # The first word after a secret's name, prose or another field's name, was masked as its value.
+        ("Credentials: username `admin`", "Credentials: username `admin`"),
+        ("Credentials: username `admin`, password `Adm1n!x`", "Credentials: username `admin`, password `***`"),
+        ("token: the key both ends share", "token: the key both ends share"),
+        ("api_key: your key from the dashboard", "api_key: your key from the dashboard"),
+        # A value that is one of those words alone, and a password's words, are masked still.
+        ("token: the", "token: ***"),
+        ("password: username", "password: ***"),
+        ("password: my dog is fluffy42", "password: ***"),
+    ],
+)
+def test_prose_or_a_field_s_name_after_a_secret_s_name_stays(text, kept):
     assert redact(text) == kept
 
 

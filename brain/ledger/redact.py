@@ -389,6 +389,10 @@ _NOT_SECRET_KEYS = frozenset(
 _NOT_PASSWORDS = frozenset(
     "first second third fourth last next final single multi one two each every full render".split()
 )
+# A login's other fields, named as the first word after a secret's name with more on its line ("Credentials:
+# username `admin`"): no value of it (_mask_assignments).
+_FIELD_NAMES = frozenset("username user login email account".split())
+_PROSE_AFTER = re.compile(r"[ \t]+[^\s]")
 # Values that are no secret: literals, type names, SQL placeholders, an ellipsis.
 # "~" is YAML's null.
 _LITERALS = frozenset(
@@ -1728,6 +1732,12 @@ def _mask_assignments(text: str, pattern: str) -> str:
                 value_end = more_end
             elif more and words[0].lower() in _POINTERS:
                 continue  # "password: see 1Password": where the secret is, none of it
+        if (
+            not (whole and more)
+            and ((first := bare.lower()) in _FIELD_NAMES or (first in _DETERMINERS and not _chosen_by_a_person(name)))
+            and _PROSE_AFTER.match(text, value_end)
+        ):
+            continue  # "Credentials: username `admin`": a field's name; "token: the key both ends share": prose
         out.append(text[done:value_start] + f"{opening}{MASK}{closing}")
         done = pos = value_end
         if opening in ("'", '"') and not closing and sep.strip(" \t") == ":" and _starts_line(text, start):
