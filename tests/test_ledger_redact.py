@@ -2278,3 +2278,38 @@ def test_prose_or_a_field_s_name_after_a_secret_s_name_stays(text, kept):
 )
 def test_net_use_without_a_password_and_prose_about_a_secret_id_stay(text):
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A command at a prompt that prints a secret, then what it printed on the next line: it was kept.
+        (
+            "$ kubectl get secret db -o jsonpath='{.data.password}' | base64 -d\nS3cr3tPass9\n",
+            "$ kubectl get secret db -o jsonpath='{.data.password}' | base64 -d\n***\n",
+        ),
+        (
+            "```\n$ sudo cat /var/jenkins_home/secrets/initialAdminPassword\n3f2a1b4c5d6e7f8091a2b3c4d5e6f708\n```",
+            "```\n$ sudo cat /var/jenkins_home/secrets/initialAdminPassword\n***\n```",
+        ),
+        ("$ echo $DB_PASSWORD\nhunter2xyz", "$ echo $DB_PASSWORD\n***"),
+        ("$ pass show db/password\nCorrect-Horse-9\n$ ls\n", "$ pass show db/password\n***\n$ ls\n"),
+    ],
+)
+def test_a_secret_a_command_printed_below_its_prompt_is_masked(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "$ cat token.txt\nNo such file or directory",
+        "$ ls secrets/\nfoo.txt",
+        "$ grep -r password src\nsrc/a.py: x",
+        "$ echo $TOKEN | wc -c\n41",
+        "$ cat password.txt\n```",
+        "$ cat notes.txt\nhunter2xyz",
+    ],
+)
+def test_output_of_a_command_that_prints_no_secret_stays(text):
+    assert redact(text) == text

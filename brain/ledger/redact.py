@@ -35,7 +35,8 @@ set …_key X``, ``openssl -pass pass:X``, ``keytool -storepass X``, ``docker lo
 ``key=X`` of ``vault kv put`` and ``vault write``, MySQL's ``IDENTIFIED BY 'X'``, Redis's ``requirepass X``,
 ``ssh-keygen -N X``, ``zip -P X``, ``7z -pX``, ``smbclient -U u%X``, ``az login -p X``, ``vault login X``,
 ``rabbitmqctl add_user u X``, ``net use Z: \\\\srv\\share /user:u X``, ``htpasswd -b f u X``, ``echo X | sudo -S``, ``gh secret set N --body X``,
-``ansible-vault encrypt_string X``, Python's ``auth=('u', 'X')``, ``wpa_passphrase SSID X``), .netrc's ``machine H login U password X`` and
+``ansible-vault encrypt_string X``, Python's ``auth=('u', 'X')``, ``wpa_passphrase SSID X``; what
+``$ cat …/initialAdminPassword`` or ``$ echo $DB_PASSWORD`` printed on the line below: _PRINTED_SECRET), .netrc's ``machine H login U password X`` and
 .pgpass's ``host:port:db:user:X``; a name and its value as a pair (``- name: DB_PASSWORD`` then
 ``value: x``, ``{"name": …, "value": x}``, ``<property name="password" value="x"/>``), a quoted flag's
 value in an argument list (``["--password", "x"]``), ``setx NAME x``, ``{"pass": "x"}``; in prose,
@@ -440,6 +441,14 @@ def _lead(prefix: str) -> str:
 # Patterns that may start inside a run of word characters begin with a look-behind, or
 # with a literal prefix and then a look-behind (_lead), so each run is tried once: the
 # text is masked before it is clipped, so it may be long.
+# A shell prompt's line whose last command prints what the line names a secret (a password, a token …),
+# then the word the command printed, alone on the next line (the rule before "vault login").
+_PRINTED_SECRET = (
+    r"(?m)(^[ \t]*\$[ \t]+(?=[^\n]*(?i:pass|secret|token|credential|api_?key))(?:[^\n|]*\|[ \t]*)*"
+    r"(?:sudo[ \t]+)?(?:cat|base64|echo|printenv|pass|gopass|op|vault|security|jq|secret-tool|lpass|bw|kubectl"
+    r"|gcloud|aws|az)\b[^\n|]*\n[ \t]*)"
+    r"(?!\$)(?![^\s]*\*\*\*)([^\s`][^\s`]{5,199})(?=[ \t]*(?:\r?\n|\Z))"
+)
 _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     (
         ("private key",),
@@ -633,6 +642,10 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
         rf"(?![/*]){_VALUE}",
         None,
     ),
+    # A command at a "$ " prompt that prints a secret (its line names one: cat initialAdminPassword,
+    # kubectl … jsonpath="{.data.password}" | base64 -d, echo $DB_PASSWORD, pass show db/password), then
+    # its output, one word alone on the next line: that word (_PRINTED_SECRET).
+    (("pass", "secret", "token", "credential", "api_key", "apikey"), _PRINTED_SECRET, None),
     (("vault login",), rf"(\bvault[ \t]+login[ \t]+)(?![-$])(?![^\s=]*=){_VALUE}", None),
     (
         ("rabbitmqctl",),
