@@ -442,9 +442,12 @@ def _lead(prefix: str) -> str:
 # with a literal prefix and then a look-behind (_lead), so each run is tried once: the
 # text is masked before it is clipped, so it may be long.
 # A shell prompt's line whose last command prints what the line names a secret (a password, a token …),
-# then the word the command printed, alone on the next line (the rule before "vault login").
+# then the word the command printed, alone on the next line (the rule before "vault login"). It starts
+# at the "$" and then looks behind it for a line's start or a blank, so re looks for the "$" alone: with
+# "^[ \t]*" first, the search took 0.26 s over 1,500 files of site-packages holding "token" or "pass"
+# (38 MB), 3% of masking them; this way 0.03 s.
 _PRINTED_SECRET = (
-    r"(?m)(^[ \t]*\$[ \t]+(?=[^\n]*(?i:pass|secret|token|credential|api_?key))(?:[^\n|]*\|[ \t]*)*"
+    r"(\$(?<![^\n \t]\$)[ \t]+(?=[^\n]*(?i:pass|secret|token|credential|api_?key))(?:[^\n|]*\|[ \t]*)*"
     r"(?:sudo[ \t]+)?(?:cat|base64|echo|printenv|pass|gopass|op|vault|security|jq|secret-tool|lpass|bw|kubectl"
     r"|gcloud|aws|az)\b[^\n|]*\n[ \t]*)"
     r"(?!\$)(?![^\s]*\*\*\*)([^\s`][^\s`]{5,199})(?=[ \t]*(?:\r?\n|\Z))"
