@@ -360,3 +360,39 @@ def test_a_rebuild_swapping_a_newer_index_as_a_file_is_put_beside_it_reads_the_n
     out, err = _swap_while_held(toy_vault, HELD_REPLACING, str(temporary))
     assert json.loads(out) == {"kept": True, "there": True}, err
     assert "not kept" not in err
+
+
+# An index opened (IndexStore.open; with ``readonly_ok``, an index a newer brain upgraded opens
+# read-only: ``_open_readonly``), held after its connection is made and before the store is built
+# on it, until the test's word; then whether the store says it is the index at its path, as JSON.
+HELD_BUILDING = """
+import json, sys, time
+from pathlib import Path
+from brain.index.store import IndexStore
+directory, ready, go = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+built = IndexStore.__init__
+
+def held(self, *args, **kwargs):
+    if not ready.exists():
+        ready.touch()
+        deadline = time.monotonic() + 60
+        while not go.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+    built(self, *args, **kwargs)
+
+IndexStore.__init__ = held
+store = IndexStore.open(directory, create=False, readonly_ok=True, warn_newer=False)
+print(json.dumps({"current": store.still_at_its_path(), "readonly": store.readonly}))
+"""
+
+
+@pytest.mark.parametrize("newer", [False, True], ids=["writable", "newer-read-only"])
+def test_a_rebuild_swapping_the_index_as_its_store_is_built_leaves_the_store_saying_it_was_replaced(toy_vault, newer):
+    # The store took its file's identity from a stat as it was built, after the connection was
+    # made: a rebuild's swap in between gave a store on the old file the new one's identity, and
+    # still_at_its_path() said True (brain serve went on answering from the replaced index)
+    index_into(_home(), toy_vault, FakeEmbedder())
+    if newer:
+        _made_newer(config.index_dir(toy_vault))
+    out, err = _swap_while_held(toy_vault, HELD_BUILDING, newer=newer)
+    assert json.loads(out) == {"current": False, "readonly": newer}, err

@@ -213,18 +213,21 @@ class IndexStore:
         conn: sqlite3.Connection,
         directory: Path,
         *,
+        identity: tuple[int, int] | None,
         readonly: bool = False,
         reader: Callable[[], sqlite3.Connection] | None = None,
         why_readonly: str | None = None,
     ):
-        """``reader`` opens another connection to the database as this one's (for a large BM25
+        """``identity``: of the file ``conn`` opened (``open_unswapped``'s), None for none: not a
+        stat made now, which a rebuild's swap since the open gave the new file's (``still_at_its_path``).
+        ``reader`` opens another connection to the database as this one's (for a large BM25
         search in parts, ``fts_search``); None: searches are never split."""
         self.conn = conn
         self.directory = directory
         self.readonly = readonly
         # What a reader says of changes it cannot index: the folder read-only, or no room left.
         self.why_readonly = why_readonly or f"the index folder {directory} is read-only"
-        self._identity = _file_identity(directory / INDEX_FILE)
+        self._identity = identity
         self.recorded_again = False  # ``open(rerecord=True)`` made the record of the migrations again
         self._cache: dict[str, object] = {}  # what recall reads often and changes rarely
         self._cache_key: tuple[int, int] | None = None
@@ -304,7 +307,7 @@ class IndexStore:
         conn = None
         recorded_again = False
         try:
-            conn = _connect_in_place(path, page_size=INDEX_PAGE_SIZE)
+            conn, identity = _connect_in_place(path, page_size=INDEX_PAGE_SIZE)
             config.private_file(path)  # SQLite made it (and its -wal, -shm) with the umask's 0644
             conn.row_factory = sqlite3.Row
             if INDEX_MIGRATIONS.lost_record(conn):
@@ -345,6 +348,7 @@ class IndexStore:
         store = cls(
             conn,
             directory,
+            identity=identity,
             reader=lambda: _reader(connect(str(path), check_same_thread=False)),
         )
         store.recorded_again = recorded_again  # the record of the migrations, lost: `--repair` says so
@@ -363,7 +367,7 @@ class IndexStore:
         # ``written``: a folder others write (a newer brain's index): never immutable
         query = "mode=ro" if written or (wal.exists() and wal.stat().st_size) else "mode=ro&immutable=1"
         uri = f"{path.as_uri()}?{query}"
-        conn = connect_unswapped(
+        conn, identity = open_unswapped(
             path, lambda: sqlite3.connect(uri, uri=True, isolation_level=None, timeout=5), _first_read
         )
         try:
@@ -383,7 +387,7 @@ class IndexStore:
         reader = lambda: _reader(
             sqlite3.connect(uri, uri=True, isolation_level=None, timeout=5, check_same_thread=False)
         )
-        return cls(conn, directory, readonly=True, reader=reader, why_readonly=why)
+        return cls(conn, directory, identity=identity, readonly=True, reader=reader, why_readonly=why)
 
     @classmethod
     def in_memory(cls, directory: Path) -> IndexStore:
@@ -391,7 +395,7 @@ class IndexStore:
         conn = connect(":memory:")
         conn.row_factory = sqlite3.Row
         INDEX_MIGRATIONS.apply(conn)
-        return cls(conn, directory, readonly=True)
+        return cls(conn, directory, identity=None, readonly=True)  # of no file
 
     @classmethod
     def open_snapshot(cls, directory: Path, *, split_searches: bool = False) -> IndexStore:
@@ -415,8 +419,7 @@ class IndexStore:
             path, lambda: connect(str(path), check_same_thread=False), _begin_read, keep_last=True
         )
         conn.row_factory = sqlite3.Row
-        store = cls(conn, directory, reader=reader)
-        store._identity = identity
+        store = cls(conn, directory, identity=identity, reader=reader)
         try:
             if split_searches:
                 store._pin_readers()
@@ -3763,12 +3766,13 @@ def _data_version(conn: sqlite3.Connection) -> int:
 SWAP_TRIES = 3
 
 
-def _connect_in_place(path: Path, *, page_size: int) -> sqlite3.Connection:
+def _connect_in_place(path: Path, *, page_size: int) -> tuple[sqlite3.Connection, tuple[int, int] | None]:
     """``connect`` to the database at ``path``, the file and its WAL one index's
-    (``connect_unswapped``: ``connect``'s switch to WAL is its first read). What was written
-    through a connection torn by a rebuild's swap (a migration, the background postings and
-    FTS5 merges, which take no writer lock) went into the new index as pages of the old one."""
-    return connect_unswapped(path, lambda: connect(str(path), page_size=page_size))
+    (``open_unswapped``: ``connect``'s switch to WAL is its first read), with the identity of
+    the file opened. What was written through a connection torn by a rebuild's swap (a
+    migration, the background postings and FTS5 merges, which take no writer lock) went into the
+    new index as pages of the old one."""
+    return open_unswapped(path, lambda: connect(str(path), page_size=page_size))
 
 
 def connect_unswapped(
