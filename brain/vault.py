@@ -342,6 +342,7 @@ def walk(
     linked: list[Linked] = []
     mine = 0  # entries of the folders whose notes are walked here, less the helper's
     pending = _Meanwhile(meanwhile) if helper is not None and meanwhile is not None else None
+    retry = PassingRetry()  # a listing that failed for a passing reason: listed again
     while folders or linked:  # in no particular order: both lists are sorted at the end
         if not folders:
             prefix, dirpath, real_prefix, key = heapq.heappop(linked)
@@ -354,7 +355,7 @@ def walk(
             folders.append((dirpath, prefix, real_prefix))
         dirpath, prefix, real_prefix = folders.pop()
         try:
-            entries, dir_fd = _listing(dirpath)
+            entries, dir_fd = _listing(dirpath, retry)
         except OSError as err:
             if not prefix:  # the vault itself: nothing found is not every note deleted
                 raise _unreadable_vault(root, err) from None
@@ -390,7 +391,7 @@ def walk(
         out.merge(found, lookup)
         for dirpath, prefix, real_prefix in left:  # the helper failed: its folders are walked here
             try:
-                _folder_files(dirpath, prefix, real_prefix, ignore, real_root, lookup, out)
+                _folder_files(dirpath, prefix, real_prefix, ignore, real_root, lookup, out, retry)
             except OSError as err:  # unreadable by now
                 where = prefix.rstrip("/") or _rel(root, err.filename or dirpath)
                 out.skipped.append(failure(where, err))
@@ -624,13 +625,16 @@ def walk_files(
     spec: Any,
     real_root: str,
     lookup: Callable[[str], tuple[int, int, int] | None] | None = None,
+    retry: PassingRetry | None = None,
 ) -> tuple[list[Note], list[SkippedTuple], list[str], list[Link]]:
     """The notes of one folder (not its subfolders) as the walk finds them: what the helper
     process does for each folder it is given. With ``lookup`` (path → (note id, size,
     mtime_ns)) a note whose size and mtime it has is only its path, in the third list; the
-    fourth, its symlinked notes that lead out of the vault or nowhere."""
+    fourth, its symlinked notes that lead out of the vault or nowhere. ``retry``: the helper's
+    (one for all its folders, as the walk has), by which a listing failed for a passing reason
+    is tried again."""
     out = _Found([], [], [], [])
-    _folder_files(dirpath, prefix, real_prefix, IgnoreRules(spec), real_root, lookup, out)
+    _folder_files(dirpath, prefix, real_prefix, IgnoreRules(spec), real_root, lookup, out, retry)
     return out.notes, [(s.path, s.reason, s.detail, s.errno) for s in out.skipped], out.unchanged, out.links
 
 
@@ -642,9 +646,11 @@ def _folder_files(
     real_root: str,
     lookup: Callable[[str], tuple[int, int, int] | None] | None,
     out: _Found,
+    retry: PassingRetry | None = None,
 ) -> None:
-    """``_files_of`` over one folder, listed here (an OSError when it cannot be)."""
-    entries, dir_fd = _listing(dirpath)
+    """``_files_of`` over one folder, listed here (an OSError when it cannot be; ``retry``: one
+    failed for a passing reason is listed again)."""
+    entries, dir_fd = _listing(dirpath, retry)
     try:
         _files_of(entries, _join(dirpath, ""), prefix, real_prefix, ignore, real_root, lookup, out)
     finally:
@@ -663,8 +669,34 @@ DENIED = frozenset({errno.EACCES, errno.EPERM})
 READ_ERROR = "read-error"
 # A failure of the moment, not of the note: this process's open files (EMFILE) or the system's
 # (ENFILE) used up, memory short, a call to try again or interrupted. A note read so is read again
-# (``changes.read``) before it counts as a read error.
+# (``changes.read``), and a folder listed so listed again (``walk``), before it counts as a read error.
 PASSING = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.EAGAIN, errno.EINTR})
+PASSING_RETRIES = 16  # tries again after a passing failure, at most, in one run's reads or walk (1 s of pauses)
+PASSING_PAUSE = 0.02  # seconds before trying again (twice, the second time five times longer)
+
+
+class PassingRetry:
+    """The rule for what failed for a passing reason (``PASSING``), a note's read
+    (``changes.read``) or a folder's listing (``walk``): tried again, ``release`` first (what
+    the caller holds open: the notes read ahead), then after a pause; twice at most for one
+    thing, ``PASSING_RETRIES`` times in all: a limit that does not pass costs a run a second at
+    most."""
+
+    def __init__(self) -> None:
+        self.left = PASSING_RETRIES
+        self.release: Callable[[], None] = lambda: None
+
+    def again(self, tried: int, err: int | None) -> bool:
+        """Whether what failed with errno ``err``, tried again ``tried`` times already, is tried
+        once more: if so, released and paused for, ready for it."""
+        if err not in PASSING or tried >= 2 or self.left <= 0:
+            return False
+        self.left -= 1
+        self.release()
+        time.sleep(PASSING_PAUSE if tried == 0 else 5 * PASSING_PAUSE)
+        return True
+
+
 PARSE_ERROR = "parse-error"  # a note whose parse raised (a bug of brain's: ``index/parsing.py``)
 
 
@@ -799,9 +831,22 @@ def vault_file(root: Path, path: str) -> VaultFile | None:
 _BY_FD = os.scandir in os.supports_fd and hasattr(os, "O_DIRECTORY")
 
 
-def _listing(dirpath: str) -> tuple[list[os.DirEntry[str]], int | None]:
+def _listing(dirpath: str, retry: PassingRetry | None = None) -> tuple[list[os.DirEntry[str]], int | None]:
     """A folder's entries, and the descriptor their stat() needs open until they are read
-    (None when listed by path)."""
+    (None when listed by path). ``retry``: a listing that failed for a passing reason is tried
+    again as it says. Listed once, a folder met at the open-files limit for a moment kept its
+    notes out of the run (a first `brain index` left them out) and failed it."""
+    tried = 0
+    while True:
+        try:
+            return _listed(dirpath)
+        except OSError as err:
+            if retry is None or not retry.again(tried, err.errno):
+                raise
+            tried += 1
+
+
+def _listed(dirpath: str) -> tuple[list[os.DirEntry[str]], int | None]:
     if not _BY_FD:
         with os.scandir(dirpath) as listing:
             return list(listing), None

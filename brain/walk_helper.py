@@ -33,7 +33,7 @@ from typing import IO, TYPE_CHECKING, Any
 from . import config
 from .child_process import python_module_command, write_all
 from .index import scan_snapshot
-from .vault import Folder, Found, Link, Note, SkippedTuple, failure, walk_files
+from .vault import Folder, Found, Link, Note, PassingRetry, SkippedTuple, failure, walk_files
 
 if TYPE_CHECKING:  # subprocess and pickle are imported where a helper starts and is spoken to:
     import subprocess  # below HELPER_FROM notes (`brain status`, a no-op `brain index`), never
@@ -215,6 +215,7 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
     skipped: list[SkippedTuple] = []
     unchanged: list[str] = []
     links: list[Link] = []
+    retry = PassingRetry()  # a listing failed for a passing reason: listed again
     while True:
         try:
             dirpath, prefix, real_prefix = pickle.load(stdin)
@@ -222,7 +223,7 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
             break
         try:
             lookup = known.folder(prefix).get if known is not None else None
-            found = walk_files(dirpath, prefix, real_prefix, spec, real_root, lookup)
+            found = walk_files(dirpath, prefix, real_prefix, spec, real_root, lookup, retry)
         except OSError as exc:
             # Unreadable since the walk listed it: as the walk says of a folder it cannot list.
             skip = failure(prefix.rstrip("/"), exc)

@@ -210,3 +210,27 @@ def test_brain_index_under_a_real_open_files_limit_reads_every_note(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Too many open files" not in done.stderr and "Traceback" not in done.stderr, done.stderr[-2000:]
     assert done.stdout.startswith("400 notes"), done.stdout
+
+
+@pytest.mark.parametrize("err", PASSING, ids=errno.errorcode.get)
+def test_a_folder_whose_listing_fails_once_for_a_passing_reason_is_indexed(toy_vault, monkeypatch, err):
+    """Listed once, a folder whose listing met EMFILE (or ENOMEM, EINTR…) for a moment kept its
+    notes out of the run (a first `brain index` left them out) and it exited 1, where a note's
+    read failing so is tried again (``changes.read``)."""
+    folder = toy_vault / "Cooking"
+    at = folder.stat()
+    real, failed = os.scandir, []
+
+    def fails_once(path=".", *args, **kwargs):  # by path, or by the folder's descriptor
+        st = os.stat(path)
+        if (st.st_dev, st.st_ino) == (at.st_dev, at.st_ino) and not failed:
+            failed.append(path)
+            raise OSError(err, os.strerror(err), os.fspath(folder))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "scandir", fails_once)
+    result = _invoke("index", "--vault", str(toy_vault))
+    assert failed and result.exit_code == 0, result.output
+    cooking = {p.relative_to(toy_vault).as_posix() for p in folder.glob("*.md")}
+    assert cooking and cooking <= _paths(toy_vault)
+    assert not any(path.startswith("Cooking") for path in _skipped(toy_vault))

@@ -565,3 +565,29 @@ def test_the_helper_answers_why_a_note_or_folder_failed_as_the_walk_does(tmp_pat
     alone = walk(tmp_path, ignore)
     assert [(s.path, s.reason, s.denied) for s in alone.skipped] == [("a/secret.md", "unreadable", True)]
     _same(alone, walk(tmp_path, ignore, helper=_HelperHere(str(tmp_path), ignore.spec)))
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX errnos")
+def test_a_folder_the_helper_cannot_list_for_a_moment_is_listed_again(tmp_path, every_folder, monkeypatch):
+    """The helper listed a folder once: one whose listing met EMFILE for a moment kept its notes
+    out of the run (a read-error) where the walk, as a note's read, tries it again."""
+    import errno
+
+    write(tmp_path, "a/open.md", "# Open\n")
+    write(tmp_path, "b/note.md", "# Note\n")
+    folder = (tmp_path / "b").stat()
+    real, armed, failed = os.scandir, [], []
+
+    def fails_once(path=".", *args, **kwargs):  # by path, or by the folder's descriptor
+        st = os.stat(path)
+        if armed and not failed and (st.st_dev, st.st_ino) == (folder.st_dev, folder.st_ino):
+            failed.append(path)
+            raise OSError(errno.EMFILE, os.strerror(errno.EMFILE), str(tmp_path / "b"))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "scandir", fails_once)
+    ignore = load_ignore(tmp_path)
+    # armed once the walk listed b/, as the helper lists it again
+    helped = walk(tmp_path, ignore, helper=_HelperHere(str(tmp_path), ignore.spec, lambda: armed.append(True)))
+    assert failed and helped.skipped == []
+    assert sorted(n.path for n in helped.notes) == ["a/open.md", "b/note.md"]

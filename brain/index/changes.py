@@ -32,7 +32,6 @@ import gc
 import hashlib
 import logging
 import os
-import time
 from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -43,9 +42,9 @@ from .. import walk_helper
 from ..notes import DECODING, content_hash
 from ..vault import (
     PARSE_ERROR,
-    PASSING,
     READ_ERROR,
     Link,
+    PassingRetry,
     Skipped,
     VaultFile,
     Walk,
@@ -64,8 +63,6 @@ READ_AHEAD_FROM = 2_000  # candidates from which the kernel is asked to read not
 LIMIT_KEY = "max_note_bytes"  # meta: BRAIN_MAX_NOTE_MB's bytes at the last completed run
 PARSED_BY_KEY = "parsed_by"  # meta: ``parser_key`` of the last completed run: its parse-errors' parser
 DECODED_BY_KEY = "decoded_by"  # meta: ``notes.DECODING`` of the last completed run
-PASSING_RETRIES = 16  # reads tried again after a passing failure, at most, in one ``read`` (1 s of pauses)
-PASSING_PAUSE = 0.02  # seconds before trying again (twice, the second time five times longer)
 READ_AHEAD = 256  # notes asked for ahead of the one read (30,000 from a cold disk: 64 ahead 2.3 s, 256 1.8 s)
 T = TypeVar("T")
 log = logging.getLogger("brain")
@@ -348,25 +345,18 @@ def read(changes: Plan, store: IndexStore) -> Iterator[Change]:
             yield Change(SAME, file, note_id, recheck=True)
 
 
-class _Retry:
+class _Retry(PassingRetry):
     """Reads a note, and again when it failed for a passing reason (``vault.PASSING``: EMFILE,
-    ENFILE, ENOMEM, EAGAIN, EINTR): the notes held open ahead (``_read_ahead``) closed first,
-    then after a pause. Read once, a vault met at its open-files limit lost its notes' reads
-    one after another: a first `brain index` left them out (read-error) and went on. At most
-    ``PASSING_RETRIES`` in one ``read``: a limit that does not pass costs a run a second at most."""
-
-    def __init__(self) -> None:
-        self.left = PASSING_RETRIES
-        self.release: Callable[[], None] = lambda: None  # ``_read_ahead`` sets it
+    ENFILE, ENOMEM, EAGAIN, EINTR), as ``PassingRetry`` says: the notes held open ahead
+    (``_read_ahead`` sets ``release``) closed first. Read once, a vault met at its open-files
+    limit lost its notes' reads one after another: a first `brain index` left them out
+    (read-error) and went on."""
 
     def read(self, file: VaultFile, limit: int, fd: int | None) -> tuple[bytes | None, Skipped | None]:
         data, skip = read_note_bytes(file, limit, fd)
-        for pause in (PASSING_PAUSE, 5 * PASSING_PAUSE):
-            if skip is None or skip.errno not in PASSING or self.left <= 0:
-                break
-            self.left -= 1
-            self.release()
-            time.sleep(pause)
+        tried = 0
+        while skip is not None and self.again(tried, skip.errno):
+            tried += 1
             data, skip = read_note_bytes(file, limit)
         return data, skip
 
