@@ -539,7 +539,7 @@ def hooks_gave_up(state: State) -> set[int]:
         text = log.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return set()
-    return {int(m) for m in re.findall(r"pid=(\d+) gave up after", text)}
+    return {int(m) for m in re.findall(r"pid=(\d+) (?:prompt: )?gave up after", text)}  # the Stop and prompt hooks
 
 
 def play_round(state: State, number: int, sessions: list[str], turn_numbers: dict[str, int]) -> None:

@@ -168,3 +168,33 @@ def test_old_brain_is_the_one_in_the_old_checkout_from_the_repositorys_root(tmp_
     assert done.returncode == 0, done.stderr[-2000:]
     notes = int(done.stdout.split("toy_vault: ")[1].split(" notes")[0])
     assert f"otherwise than by {tmp_path / 'old'}: {notes}" in done.stdout, done.stdout[:2000]
+
+
+@pytest.mark.parametrize("label", ["", "prompt: "])
+def test_chaos_tells_a_hook_its_watchdog_ended_from_one_that_lost_its_row(tmp_path, label):
+    # bench/chaos.py read hook.log's "pid=N gave up after" to tell a hook its budget ended (no
+    # row owed) from one that exited and lost its row; the prompt hook writes "pid=N prompt: gave
+    # up after", so on a loaded machine chaos called its missing recalls row broken
+    import importlib.util
+    import types
+
+    home = tmp_path / "home"
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time\nfrom brain.ledger.hook import start_watchdog\n"
+            f"start_watchdog(0.05, label={label!r})\ntime.sleep(30)\n",
+        ],
+        env={**os.environ, "BRAIN_HOME": str(home), "PYTHONPATH": str(ROOT)},
+    )
+    assert child.wait(timeout=60) == 0  # ended by its watchdog, as a hook is
+    spec = importlib.util.spec_from_file_location("chaos_bench", BENCH / "chaos.py")
+    assert spec is not None and spec.loader is not None
+    chaos = importlib.util.module_from_spec(spec)
+    sys.modules["chaos_bench"] = chaos  # its dataclasses look their module up
+    try:
+        spec.loader.exec_module(chaos)
+        assert chaos.hooks_gave_up(types.SimpleNamespace(home=home)) == {child.pid}
+    finally:
+        del sys.modules["chaos_bench"]
