@@ -1925,7 +1925,7 @@ def _float16_blob(blob: bytes | None) -> bytes | None:
 # (``Migrations.tables_made``: 0.1-0.3 s, numpy imported by m015, on each `brain status`).
 # tests/test_migrations_record.py holds it to them: a new migration updates it.
 LATEST_TABLES = (
-    "m035_what_edited_migrations_missed",
+    "m036_math_and_indented_code",
     frozenset(
         [
             "aliases",
