@@ -133,9 +133,54 @@ def test_searching_many_indexes_keeps_the_postings_of_a_few_open(tmp_path, monke
         finally:
             store.close()
     assert answered == 10
-    # (each base holds its file open several times: once to read, once per array memory-mapped)
+    # (each base holds its file open twice: once to read the postings, once by its map)
     held = {target for target in open_files() if target.endswith("/postings.bin")}
     assert len(held) <= 4, held
+
+
+def test_a_postings_base_holds_its_file_open_twice_and_lets_it_go_when_dropped(tmp_path, monkeypatch):
+    """Each array memory-mapped from postings.bin held a descriptor of its own (np.memmap maps
+    the file per array, and a map keeps a duplicate of the file's): 9 a base, 36 for the 4
+    folders the process keeps. Now one read descriptor and one map, the arrays as they were,
+    read-only, and nothing held once the base is dropped (no cycle collection needed)."""
+    import numpy as np
+    from index_helpers import CheapEmbedder, index_into
+
+    from brain.index import postings
+
+    monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")  # from one chunk
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for i in range(3):
+        (vault / f"n{i}.md").write_text(f"# n{i}\n\namber basil fjord {i}\n", encoding="utf-8")
+    _, directory = index_into(tmp_path / "home", vault, CheapEmbedder())
+    path = directory / "postings.bin"
+
+    def held() -> int:
+        return sum(target == str(path) for target in open_files())
+
+    with no_cycle_collector():
+        assert held() == 0
+        base = postings.load(directory)
+        assert base is not None
+        assert held() <= 2
+        mapped = {
+            "doc_ids": base.doc_ids,
+            "doc_len": base.doc_len,
+            "term_bytes": base.term_bytes,
+            "term_at": base.term_at,
+            **{f"start_{c}": a for c, a in zip(postings.COLUMNS, base.starts)},
+            "chunk_count": base.chunk_count,
+        }
+        raw = path.read_bytes()
+        for name, array in mapped.items():
+            offset, dtype, count = base.header["arrays"][name]
+            assert array.dtype == np.dtype(dtype) and array.shape == (count,), name
+            assert array.tobytes() == raw[offset : offset + array.nbytes], name
+            assert not array.flags.writeable, name
+        assert base.term("amber") is not None and base.term("nowhere") is None
+        del base, mapped, array
+        assert held() == 0
 
 
 def test_a_test_file_that_drops_connections_unclosed_leaves_no_files_to_the_next(tmp_path):

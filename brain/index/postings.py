@@ -163,7 +163,12 @@ class Base:
 
 
 def load(directory: Path) -> Base | None:
-    """The postings file in ``directory``, memory-mapped; None when absent or not one."""
+    """The postings file in ``directory``, memory-mapped; None when absent or not one. The file
+    is open twice while the base lives: once to read the postings (``_File``) and once by the one
+    map of it that every mapped array views (``mmap`` keeps a descriptor of its own; an
+    ``np.memmap`` per array held one each, 9 a base)."""
+    import mmap  # here: a no-op `brain index` reads no base
+
     import numpy as np
 
     path = directory / FILE
@@ -171,20 +176,23 @@ def load(directory: Path) -> Base | None:
         file = _File(path)
         with os.fdopen(os.dup(file.fd), "rb") as f:
             header = parse_header(f, file.size)
-            if header is None:
-                return None
-            arrays: dict[str, np.ndarray] = {}
-            slices: dict[str, _Slices] = {}
-            for name, (offset, dtype, count) in header["arrays"].items():
-                if name.startswith(("docs_", "hits_")):
-                    slices[name] = _Slices(file, offset, np.dtype(dtype), count)
-                    continue
-                if not count:
-                    arrays[name] = np.zeros(0, np.dtype(dtype))
-                    continue
-                mapped = np.memmap(f, dtype=np.dtype(dtype), mode="r", offset=offset, shape=(count,))
-                _read_ahead(mapped)
-                arrays[name] = mapped.view(np.ndarray)  # a plain view: slices of a memmap cost ~5 µs each
+        if header is None:
+            return None
+        whole = mmap.mmap(file.fd, 0, access=mmap.ACCESS_READ)  # ValueError for an empty file
+        arrays: dict[str, np.ndarray] = {}
+        slices: dict[str, _Slices] = {}
+        for name, (offset, dtype, count) in header["arrays"].items():
+            kind = np.dtype(dtype)
+            if name.startswith(("docs_", "hits_")):
+                slices[name] = _Slices(file, offset, kind, count)
+            elif not count:
+                arrays[name] = np.zeros(0, kind)
+            elif count < 0 or offset < 0:
+                raise ValueError("a negative size or place in the postings file's header")
+            else:  # read-only, as the map is; ValueError past the file's end. The last array
+                # dropped unmaps it and closes its descriptor.
+                arrays[name] = np.frombuffer(whole, dtype=kind, count=count, offset=offset)
+                _read_ahead(whole, offset, count * kind.itemsize)
         base = Base(
             path,
             header,
@@ -213,20 +221,23 @@ def load(directory: Path) -> Base | None:
     return base
 
 
-def _read_ahead(mapped: np.memmap) -> None:
+def _read_ahead(whole: Any, offset: int, length: int) -> None:
     """Ask the kernel to read a mapped array in now, in one sequential pass. A search touches
     these arrays all over (a chunk's length for each of 100,000 matches, a binary search over
     the terms): read page by page from a cold disk that was 89 / 201 ms p50 / p95 a first search
-    at 100,000 notes, 43 / 56 with this (FTS5's: 110 / 130). Warm, it costs nothing measurable."""
-    import mmap  # here: a no-op `brain index` reads no base
+    at 100,000 notes, 43 / 56 with this (FTS5's: 110 / 130). Warm, it costs nothing measurable.
+    Only the array's pages: the postings (``_Slices``) are read, not mapped."""
+    import mmap
 
-    advise = getattr(getattr(mapped, "_mmap", None), "madvise", None)
     flag = getattr(mmap, "MADV_WILLNEED", None)
-    if advise is not None and flag is not None:  # not on Windows
-        try:
-            advise(flag)
-        except OSError:
-            pass
+    advise = getattr(whole, "madvise", None)
+    if advise is None or flag is None:  # not on Windows
+        return
+    start = offset - offset % mmap.PAGESIZE  # madvise's start is a page's
+    try:
+        advise(flag, start, length + offset - start)
+    except (OSError, ValueError):
+        pass
 
 
 def _write_file(directory: Path, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> Path:
