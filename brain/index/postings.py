@@ -187,8 +187,6 @@ def load(directory: Path) -> Base | None:
                 slices[name] = _Slices(file, offset, kind, count)
             elif not count:
                 arrays[name] = np.zeros(0, kind)
-            elif count < 0 or offset < 0:
-                raise ValueError("a negative size or place in the postings file's header")
             else:  # read-only, as the map is; ValueError past the file's end. The last array
                 # dropped unmaps it and closes its descriptor.
                 arrays[name] = np.frombuffer(whole, dtype=kind, count=count, offset=offset)
