@@ -228,7 +228,9 @@ def _fail_if_not_read(report: IndexReport) -> None:
         return
     first = report.not_read[0]
     more = f" and {plural(len(report.not_read) - 1, 'other')}" if len(report.not_read) > 1 else ""
-    hint = " (raise the limit on open files, `ulimit -n 4096`)" if "open files" in first["detail"] else ""
+    # by errno, not by words: strerror speaks the system's language ("Trop de fichiers ouverts")
+    out_of_files = any(n.get("errno") in ("EMFILE", "ENFILE") for n in report.not_read)
+    hint = " (raise the limit on open files, `ulimit -n 4096`)" if out_of_files else ""
     raise click.ClickException(
         escaped(
             f"{first['path']}{more} could not be read now ({first['detail']}): left out, or as the index had "

@@ -7,6 +7,7 @@ not silently left out."""
 from __future__ import annotations
 
 import errno
+import json
 import os
 import subprocess
 import sys
@@ -182,6 +183,29 @@ def test_an_indexed_note_kept_for_a_passing_fault_makes_brain_index_exit_1_not_a
     assert "ulimit" not in result.output and "Diary.md" in _paths(toy_vault)
     failing([note], errno.EIO)
     assert _invoke("index", "--vault", str(toy_vault)).exit_code == 0
+
+
+@pytest.mark.parametrize("err", [errno.EMFILE, errno.ENFILE], ids=errno.errorcode.get)
+def test_the_open_files_hint_is_chosen_by_errno_not_by_english_words(toy_vault, failing, monkeypatch, err):
+    """The `ulimit -n` hint was chosen by "open files" in the error's text: a system speaking
+    French ("Trop de fichiers ouverts") got none, and an ENOMEM worded so would have got it."""
+    messages = {errno.EMFILE: "Trop de fichiers ouverts", errno.ENFILE: "Trop de fichiers ouverts dans le système"}
+    messages[errno.ENOMEM] = "no more open files, of memory"  # English that names open files
+    monkeypatch.setattr(os, "strerror", lambda code: messages.get(code, f"erreur {code}"))
+    note = write(toy_vault, "Nouveau.md", "# Nouveau\n\nquagga\n")
+    failing([note], err)
+    result = _invoke("index", "--vault", str(toy_vault))
+    last = result.output.strip().splitlines()[-1]
+    assert result.exit_code == 1 and f"Nouveau.md could not be read now ({messages[err]})" in last, last
+    assert "ulimit -n" in last, last
+    report = _invoke("index", "--vault", str(toy_vault), "--json")
+    assert report.exit_code == 1 and "ulimit -n" in report.stderr, report.output
+    not_read = json.loads(report.stdout)["not_read"]
+    assert not_read == [{"path": "Nouveau.md", "detail": messages[err], "errno": errno.errorcode[err]}], not_read
+    failing([note], errno.ENOMEM)
+    result = _invoke("index", "--vault", str(toy_vault))
+    assert result.exit_code == 1 and "no more open files, of memory" in result.output, result.output
+    assert "ulimit" not in result.output, result.output
 
 
 def test_brain_index_under_a_real_open_files_limit_reads_every_note(tmp_path):

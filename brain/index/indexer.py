@@ -13,6 +13,7 @@ vault: a lock file beside the index folder. ``--rebuild`` is ``rebuild.py``.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import sqlite3
@@ -98,7 +99,8 @@ class IndexReport:
     unreadable: list[dict[str, str]] = field(default_factory=list)
     # Notes and folders this run could not read for a passing fault (``vault.PASSING``: too many
     # open files, no memory), read again and failed again: left as the index had them, or out
-    # when new. {"path", "detail"} each; `brain index` exits 1 on them, as the index is behind.
+    # when new. {"path", "detail", "errno"} each (errno's name, "EMFILE": what the hint is chosen
+    # by, as ``detail`` is in the system's language); `brain index` exits 1 on them.
     not_read: list[dict[str, str]] = field(default_factory=list)
     seconds: float = 0.0
     moved_aside: str | None = None  # --rebuild over a damaged index: where the damaged one went
@@ -443,8 +445,9 @@ class _Run:
 
     def _not_read(self, skip: Skipped) -> None:
         """Counts a file whose read failed for a passing fault (``IndexReport.not_read``)."""
-        if skip.errno in PASSING:
-            self.report.not_read.append({"path": skip.path, "detail": skip.detail})
+        if skip.errno is not None and skip.errno in PASSING:
+            name = errno.errorcode.get(skip.errno, str(skip.errno))
+            self.report.not_read.append({"path": skip.path, "detail": skip.detail, "errno": name})
 
     def _to_parse(self, change: changes.Change) -> Work | None:
         """What the parser needs for a change that must be parsed (new, changed, renamed)."""
