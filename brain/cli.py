@@ -303,6 +303,7 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     from .settings import bad_values, changed
     from .text import in_column, literal
 
+    setup_logging()  # the index's warnings (its open waiting for a lock) one line on stderr, as every command's
     st = vault_status(vault)
     set_here = changed()
     bad = bad_values()  # what the hooks and the server would say only in their logs

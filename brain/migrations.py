@@ -267,7 +267,12 @@ def has_table(conn: sqlite3.Connection, table: str, schema: str = "main") -> boo
 
 
 def connect(
-    path: str, *, busy_timeout_ms: int = 5000, check_same_thread: bool = True, page_size: int | None = None
+    path: str,
+    *,
+    busy_timeout_ms: int = 5000,
+    check_same_thread: bool = True,
+    page_size: int | None = None,
+    waiting: Callable[[], None] | None = None,
 ) -> sqlite3.Connection:
     """Open a SQLite database in WAL mode with a busy timeout, autocommit off by hand.
 
@@ -276,6 +281,8 @@ def connect(
     handed from one thread to another, never used by two at once (a server's index snapshot).
     ``page_size``: the page size of a database this creates (SQLite fixes it when the file is
     first written, here by the switch to WAL; an existing database keeps its own).
+    ``waiting``: told once when the open has waited ``_TELL_AFTER`` for a lock another process
+    holds (an exclusive one: the whole busy timeout, silent, then "database is locked").
     """
     conn = sqlite3.connect(
         path, timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=check_same_thread
@@ -284,7 +291,7 @@ def connect(
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         if page_size:
             conn.execute(f"PRAGMA page_size = {int(page_size)}")
-        _switch_to_wal(conn, busy_timeout_ms / 1000)
+        _switch_to_wal(conn, busy_timeout_ms / 1000, waiting)
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
     except BaseException:
@@ -296,24 +303,40 @@ def connect(
     return conn
 
 
-def _switch_to_wal(conn: sqlite3.Connection, timeout: float) -> None:
-    """``PRAGMA journal_mode = WAL``, waiting up to ``timeout`` seconds for the lock it needs.
+def _switch_to_wal(conn: sqlite3.Connection, timeout: float, waiting: Callable[[], None] | None = None) -> None:
+    """``PRAGMA journal_mode = WAL``, waiting up to ``timeout`` seconds for the lock it needs;
+    ``waiting`` is told once the wait has lasted ``_TELL_AFTER``.
 
     Switching a new database needs it alone, and while another process writes it (its first
     migration, twenty Stop hooks meeting a new brain.db) SQLite answers "database is locked"
     at once: its deadlock rule skips the busy handler. So wait here as the handler would.
+    Where the handler does wait (an exclusive lock held: no read either), its wait is cut into
+    ``_WAIT_SLICE_MS`` slices, as ``_begin_waiting`` cuts it, so ``waiting`` is told in time
+    and Ctrl-C is seen.
     """
-    deadline = time.monotonic() + timeout
+    started = time.monotonic()
+    deadline = started + timeout
     delay = 0.002
-    while True:
-        try:
-            conn.execute("PRAGMA journal_mode = WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            if not _is_busy(exc) or time.monotonic() >= deadline:
-                raise
-        time.sleep(delay)
-        delay = min(delay * 2, 0.05)
+    busy_ms = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
+    told = False
+    try:
+        while True:
+            left_ms = int((deadline - time.monotonic()) * 1000)
+            # (a busy timeout of 0, a connection that must never wait, keeps it)
+            conn.execute(f"PRAGMA busy_timeout = {min(_WAIT_SLICE_MS, max(1, left_ms)) if busy_ms else 0}")
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc) or time.monotonic() >= deadline:
+                    raise
+            if not told and waiting is not None and time.monotonic() - started >= _TELL_AFTER:
+                told = True
+                waiting()
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {busy_ms}")
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:

@@ -10,6 +10,7 @@ what only reads goes on, said once; the hooks keep their rows aside for the newe
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 import subprocess
@@ -342,6 +343,55 @@ def test_a_newer_index_locked_by_another_connection_is_busy_not_newer(newer_inde
     finally:
         holder.close()
     assert waited == [5000] * 3, waited  # each command met the lock through the timeout shortened here
+
+
+WAITING = "locked: waiting for it…"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["ask", "how should agent memory work", "--json"], ["status", "--json"], ["note", "Vannevar Bush"]],
+    ids=lambda args: args[0],
+)
+def test_a_command_waiting_on_a_locked_index_says_so_once_on_stderr(newer_index, args):
+    """An index another process holds locked: `brain ask/status/note` sat silent through the 5 s
+    busy timeout of its open. Past a second it says so, once, on stderr; its stdout (the --json
+    one too) is what it is without the lock. The lock is let go when the line is logged: no race."""
+    command = [*args, "--vault", str(newer_index)]
+    free = CliRunner().invoke(cli, command)
+    assert free.exit_code == 0 and WAITING not in free.stderr, free.output
+    _checkpointed(_index_db(newer_index))
+    holder = sqlite3.connect(_index_db(newer_index), isolation_level=None, timeout=0)
+    holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("INSERT INTO meta (key, value) VALUES ('held', '1')")
+
+    class LetGo(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if WAITING in record.getMessage():
+                holder.close()  # its write rolled back, its lock gone
+
+    logger, let_go = logging.getLogger("brain"), LetGo()
+    logger.addHandler(let_go)
+    try:
+        waited = CliRunner().invoke(cli, command)
+    finally:
+        logger.removeHandler(let_go)
+        holder.close()
+    assert waited.exit_code == 0, waited.output
+    [line] = [each for each in waited.stderr.splitlines() if WAITING in each]
+    assert line == f"brain: WARNING: another process holds the index {_index_db(newer_index)} {WAITING}", line
+    assert WAITING not in waited.stdout, waited.stdout
+    assert _steady(waited.stdout) == _steady(free.stdout)
+
+
+def _steady(stdout: str) -> object:
+    """A command's stdout without what differs from run to run (--json's timings)."""
+    try:
+        data = json.loads(stdout)
+    except ValueError:
+        return stdout
+    return {key: value for key, value in data.items() if key != "timings_ms"}
 
 
 @pytest.mark.slow  # a process that file modes bind

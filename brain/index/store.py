@@ -415,8 +415,12 @@ class IndexStore:
         reader = (lambda: _reader(connect(str(path), check_same_thread=False))) if split_searches else None
         # The file and its WAL one index's across a rebuild's swap (``open_unswapped``); on the
         # last try the snapshot is kept and says it was replaced (``still_at_its_path``).
+        waiting = _waiting_for(path)
         conn, identity = open_unswapped(
-            path, lambda: connect(str(path), check_same_thread=False), _begin_read, keep_last=True
+            path,
+            lambda: connect(str(path), check_same_thread=False, waiting=waiting),
+            _begin_read,
+            keep_last=True,
         )
         conn.row_factory = sqlite3.Row
         store = cls(conn, directory, identity=identity, reader=reader)
@@ -3772,7 +3776,23 @@ def _connect_in_place(path: Path, *, page_size: int) -> tuple[sqlite3.Connection
     the file opened. What was written through a connection torn by a rebuild's swap (a
     migration, the background postings and FTS5 merges, which take no writer lock) went into the
     new index as pages of the old one."""
-    return open_unswapped(path, lambda: connect(str(path), page_size=page_size))
+    waiting = _waiting_for(path)
+    return open_unswapped(path, lambda: connect(str(path), page_size=page_size, waiting=waiting))
+
+
+def _waiting_for(path: Path) -> Callable[[], None]:
+    """What an open of the index says, once (on stderr, or in the server's log), when it has
+    waited a second for a lock another process holds: a command sat silent for the 5 s busy
+    timeout, then said "busy". Said once across the opens of ``open_unswapped``. The hooks never
+    open the index (the prompt hook asks the server)."""
+    told: list[bool] = []
+
+    def waiting() -> None:
+        if not told:
+            told.append(True)
+            log.warning("another process holds the index %s locked: waiting for it…", path)
+
+    return waiting
 
 
 def connect_unswapped(
