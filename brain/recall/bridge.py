@@ -29,7 +29,7 @@ asks why (``asks_only_why``): it asks for that thing's explanation.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from .anchors import linked_from_chunks
@@ -134,6 +134,32 @@ def agreed_first(found: Sequence[Candidate], anchor_lex: Sequence[Candidate], qu
     if first is None or kept_in_place(query) is not None:
         return None
     return first
+
+
+def described_first(
+    dense: Sequence[Candidate],
+    lexical: Sequence[Candidate],
+    link_firsts: Sequence[int],
+    linked: Callable[[int], Sequence[int]],
+    query: str,
+) -> int | None:
+    """The note a description is of, when the link lanes would put a note it mentions above it.
+
+    The dense and BM25 lanes put the same note first, the query asks nothing (no question mark,
+    no question word: it describes a note rather than asking through a link), and that note's
+    best passage (the dense lane's) links to a note ``link_firsts`` holds (the anchor and bridge
+    lanes' first notes): those lanes are reading the answer's own mention of the note it links
+    to ("the default random generator in python…" is *Mersenne-Twister*, whose passage names
+    *Pseudorandom Number Generator*). ``linked`` gives a chunk's link targets; it is asked only
+    once the cheap tests pass. None otherwise.
+    """
+    if not dense or not lexical or dense[0].note_id != lexical[0].note_id or asks(query):
+        return None
+    first = dense[0]
+    others = {note_id for note_id in link_firsts if note_id != first.note_id}
+    if not others or not others.intersection(linked(first.chunk_id)):
+        return None
+    return first.note_id
 
 
 def agreed(found: Sequence[Candidate], anchor_lex: Sequence[Candidate]) -> int | None:

@@ -65,6 +65,9 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_MODE", "Mode", "QueryState", "RecallResult", "RecallSettings", "Recaller"]
 
+# The lanes that vote for the notes passages link to (``RecallSettings.described_first``).
+_LINK_LANES = ("anchor_lex", "anchor_dense", "bridge")
+
 log = logging.getLogger("brain")
 
 DiskCache = Literal["off", "read", "write"]  # recall/cache.py: never, take what a run kept, also keep
@@ -831,6 +834,17 @@ class Recaller:
             # and freshness (at most +15% of a fused score) must not take the place back.
             fused = fusion.put_first(fused, agreed, margin=fusion.FIRST_MARGIN)
             by_note[agreed].agreed = True
+        if settings.described_first and agreed is None and fused and "dense" in rankings and "lexical" in rankings:
+            link_firsts = [result.lanes[lane][0].note_id for lane in _LINK_LANES if result.lanes.get(lane)]
+            described = bridge_stage.described_first(
+                result.lanes["dense"],
+                result.lanes["lexical"],
+                link_firsts,
+                lambda chunk_id: anchors_stage.linked_from_chunks(self.store, [chunk_id]).get(chunk_id, []),
+                state.query,
+            )
+            if described is not None:  # a description of one note: not the notes its passage mentions
+                fused = fusion.put_first(fused, described, margin=fusion.FIRST_MARGIN)
         named = names_stage.named_note(state.lanes["names"]) if "names" in rankings and settings.name_first else None
         if named is not None and fused:  # the query is this note's name and no other's: it is the note asked for
             fused = fusion.put_first(fused, named, margin=settings.weights["names"] * fusion.FIRST_MARGIN)

@@ -194,6 +194,11 @@ class RecallSettings:
     # something other than why (bridge.agreed_first): +0.024 / +0.024 / +0.000 tuned, +0.024 /
     # +0.000 blind (README, "What each stage is worth").
     bridge_agreed_first: bool = True
+    # A description (it asks nothing) whose dense and BM25 lanes put the same note first, that
+    # note's best passage linking to the note an anchor or bridge lane puts first: the link lanes
+    # read the answer's own mention, so the described note goes first (bridge.described_first).
+    # Off: 2 queries of the five sets up, none down (README, "What each stage is worth").
+    described_first: bool = False
 
 
 @dataclass
