@@ -119,3 +119,20 @@ def test_the_note_the_rule_names_goes_first(lair, monkeypatch):
     assert on.results[0].path == "Star Masks.md"
     off = recaller.ask(DESCRIPTION, "hybrid+ppr", RecallSettings())
     assert off.results[0].path == "Soul Flenser.md"
+
+
+def test_explain_says_a_description_put_its_note_first(lair, monkeypatch):
+    """`brain eval --explain` names the note the rule put first, and says why, in text and JSON."""
+    from brain.evaluation.explain import explain, format_explanation
+    from brain.evaluation.queries import EvalQuery
+
+    recaller = open_recaller(lair)
+    ids = {c.path: c.note_id for c in recaller.ask(DESCRIPTION, "hybrid+ppr", RecallSettings()).results}
+    monkeypatch.setattr(bridge, "described_first", lambda *args: ids["Star Masks.md"])
+    query = EvalQuery("d1", DESCRIPTION, "paraphrase", ("Soul Flenser.md",))
+    ex = explain(recaller, query, "hybrid+ppr", RecallSettings(described_first=True))
+    assert ex.described == "Star Masks.md" and ex.as_dict()["described"] == "Star Masks.md"
+    assert ex.top[0].path == "Star Masks.md"
+    assert "the dense and BM25 lanes both put Star Masks.md first, the query asks nothing" in format_explanation(ex)
+    off = explain(recaller, query, "hybrid+ppr", RecallSettings())
+    assert off.described is None and "the dense and BM25 lanes both put" not in format_explanation(off)

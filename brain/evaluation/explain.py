@@ -62,6 +62,7 @@ class Explanation:
     kept: tuple[str, str] | None = None  # (note, why) both lanes put first, left in place: the query's form
     searched: str | None = None  # what BM25 searched: the query's informative words, respelt (``lexical``)
     fell_back: list[str] = field(default_factory=list)  # stages that failed for this query (the log says why)
+    described: str | None = None  # the note a description is of, put first (``described_first``)
 
     def as_dict(self) -> dict:
         return {
@@ -73,6 +74,7 @@ class Explanation:
             "metrics": self.metrics,
             "named": self.named,
             "agreed": self.agreed,
+            "described": self.described,
             "agreed_kept_in_place": None if self.kept is None else {"note": self.kept[0], "because": self.kept[1]},
             "bm25_searched": self.searched,
             "fell_back": self.fell_back,
@@ -106,6 +108,7 @@ def explain(recaller: Recaller, query: EvalQuery, mode: str, settings: RecallSet
     metrics = query_metrics([c.path for c in result.results[: settings.k]], query.relevant)
     named = next((c.path for c in result.results if c.named), None)
     agreed = next((c.path for c in result.results if c.agreed), None)
+    described = next((c.path for c in result.results if c.described), None)
     kept = None
     if agreed is None and settings.bridge_agreed_first and {"bridge", "anchor_lex"} <= result.lanes.keys():
         both = bridge_stage.agreed(result.lanes["bridge"], result.lanes["anchor_lex"])
@@ -114,7 +117,18 @@ def explain(recaller: Recaller, query: EvalQuery, mode: str, settings: RecallSet
             kept = (result.lanes["bridge"][0].path, why)
     fell_back = [stage for stage, failed in result.fallbacks.items() if failed]
     return Explanation(
-        query, str(mode), lanes, labelled, top, metrics, named, agreed, kept, result.lexical_match, fell_back
+        query,
+        str(mode),
+        lanes,
+        labelled,
+        top,
+        metrics,
+        named,
+        agreed,
+        kept,
+        result.lexical_match,
+        fell_back,
+        described,
     )
 
 
@@ -134,6 +148,11 @@ def format_explanation(ex: Explanation) -> str:
     if ex.agreed:
         lines.append(
             f"the bridge lane and anchor_lex both put {literal(ex.agreed)} first, and the query asks: put first"
+        )
+    if ex.described:
+        lines.append(
+            f"the dense and BM25 lanes both put {literal(ex.described)} first, the query asks nothing, and its "
+            "passage links to a link lane's first note: put first"
         )
     if ex.kept:
         note, why = ex.kept

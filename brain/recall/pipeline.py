@@ -845,6 +845,7 @@ class Recaller:
             )
             if described is not None:  # a description of one note: not the notes its passage mentions
                 fused = fusion.put_first(fused, described, margin=fusion.FIRST_MARGIN)
+                by_note[described].described = True
         named = names_stage.named_note(state.lanes["names"]) if "names" in rankings and settings.name_first else None
         if named is not None and fused:  # the query is this note's name and no other's: it is the note asked for
             fused = fusion.put_first(fused, named, margin=settings.weights["names"] * fusion.FIRST_MARGIN)
@@ -1062,9 +1063,10 @@ class Recaller:
         if settings.freshness > 0 and fusion.is_temporal(state.query) and pool:
             position = fusion.recency({c.note_id: c.date for c in pool})
             # A note put first by a rule (the one the query names whole, the one two lanes agree
-            # on) is boosted as the newest: freshness orders near-equals, it does not take back
-            # a first place 0.003 of score wide ("current sprint": the note of that name second).
-            if pool[0].named or pool[0].agreed:
+            # on, the one a description is of) is boosted as the newest: freshness orders
+            # near-equals, it does not take back a first place 0.003 of score wide ("current
+            # sprint": the note of that name second).
+            if pool[0].named or pool[0].agreed or pool[0].described:
                 position[pool[0].note_id] = 1.0
             for c in pool:
                 # A share of the score's size, up: after the reranker the scores are its logits,

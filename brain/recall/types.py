@@ -238,6 +238,7 @@ class Candidate:
     path_reused: bool = False  # a different note is at ``path`` now
     named: bool = False  # names lane: the query is this note's name, whole (names.NameMatch.whole); fused: put first
     agreed: bool = False  # the bridge lane and anchor_lex both put it first: put first (bridge.agreed_first)
+    described: bool = False  # a description of it, its passage's link read by the link lanes: put first
 
 
 @dataclass
