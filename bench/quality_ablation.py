@@ -154,8 +154,8 @@ ROWS: dict[str, tuple[str, dict]] = {
     # stop 44: its first note goes first when anchor_lex puts the same note first
     "new -bridge agreed first": ("hybrid+ppr", {"bridge_agreed_first": False}),
     # stop 66: a description whose dense and BM25 lanes agree, their note's passage linking to
-    # the link lanes' first note, puts that note first (off by default)
-    "new +described first": ("hybrid+ppr", {"described_first": True}),
+    # the link lanes' first note, puts that note first
+    "new -described first": ("hybrid+ppr", {"described_first": False}),
     "new -top_bonus": ("hybrid+ppr", {"top_bonus": ()}),
     # stop 39: the dense lane's RRF k 120 (flatter votes) and the bonus on three ranks
     "stop 38's default (dense k 60; two-rank bonus; anchor bonus x2)": (

@@ -1,4 +1,4 @@
-"""`RecallSettings.described_first` (off by default): a query that asks nothing, whose dense and
+"""`RecallSettings.described_first` (on by default): a query that asks nothing, whose dense and
 BM25 lanes put the same note first, that note's best passage linking to the note an anchor or
 bridge lane puts first, is a description of the note, not a question through its link: the
 described note goes first. Its plumbing only; what it is worth is measured in bench/."""
@@ -38,6 +38,8 @@ def _links(table: dict[int, list[int]], asked: list[int]):
         ([1, 2], [1, 3], [4, 2], {10: [2]}, "an aberration teleporting home", 1),  # any link lane's first
         ([1, 2], [1, 3], [2], {10: [2]}, "where does the aberration teleport?", None),  # a question
         ([1, 2], [1, 3], [2], {10: [2]}, "what aberration teleports home", None),  # a question word
+        ([1, 2], [1, 3], [2], {10: [2]}, "sleeping aberration, can I finish it off", None),  # asked, no "?"
+        ([1, 2], [1, 3], [2], {10: [2]}, "can I finish the aberration off", None),  # opens as a question
         ([1, 2], [3, 1], [2], {10: [2]}, "an aberration teleporting home", None),  # BM25 puts 3 first
         ([1, 2], [1, 3], [2], {10: [5]}, "an aberration teleporting home", None),  # links elsewhere
         ([1, 2], [1, 3], [1], {10: [2]}, "an aberration teleporting home", None),  # the link lanes agree
@@ -104,8 +106,7 @@ def test_the_pipeline_asks_the_rule_only_when_it_is_on(lair, monkeypatch):
     # first (bridge.agreed_first), and this rule is not asked.
     assert recaller.ask(QUESTION, "hybrid+ppr", on).results[0].path == "Underkrakens.md"
     recaller.ask(DESCRIPTION, "hybrid+ppr", replace(on, described_first=False))
-    assert RecallSettings().described_first is False
-    recaller.ask(DESCRIPTION, "hybrid+ppr", RecallSettings())
+    assert RecallSettings().described_first is True  # the default
     recaller.ask(DESCRIPTION, "vector", on)  # no BM25 lane to agree with
     assert seen == []
 
@@ -113,12 +114,11 @@ def test_the_pipeline_asks_the_rule_only_when_it_is_on(lair, monkeypatch):
 def test_the_note_the_rule_names_goes_first(lair, monkeypatch):
     """Whatever note the rule names is put first in the fused order, ahead of the dense lane's."""
     recaller = open_recaller(lair)
-    ids = {c.path: c.note_id for c in recaller.ask(DESCRIPTION, "hybrid+ppr", RecallSettings()).results}
+    off = RecallSettings(described_first=False)
+    ids = {c.path: c.note_id for c in recaller.ask(DESCRIPTION, "hybrid+ppr", off).results}
     monkeypatch.setattr(bridge, "described_first", lambda *args: ids["Star Masks.md"])
-    on = recaller.ask(DESCRIPTION, "hybrid+ppr", RecallSettings(described_first=True))
-    assert on.results[0].path == "Star Masks.md"
-    off = recaller.ask(DESCRIPTION, "hybrid+ppr", RecallSettings())
-    assert off.results[0].path == "Soul Flenser.md"
+    assert recaller.ask(DESCRIPTION, "hybrid+ppr", RecallSettings()).results[0].path == "Star Masks.md"  # default
+    assert recaller.ask(DESCRIPTION, "hybrid+ppr", off).results[0].path == "Soul Flenser.md"
 
 
 def test_explain_says_a_description_put_its_note_first(lair, monkeypatch):
@@ -134,5 +134,26 @@ def test_explain_says_a_description_put_its_note_first(lair, monkeypatch):
     assert ex.described == "Star Masks.md" and ex.as_dict()["described"] == "Star Masks.md"
     assert ex.top[0].path == "Star Masks.md"
     assert "the dense and BM25 lanes both put Star Masks.md first, the query asks nothing" in format_explanation(ex)
-    off = explain(recaller, query, "hybrid+ppr", RecallSettings())
+    off = explain(recaller, query, "hybrid+ppr", RecallSettings(described_first=False))
     assert off.described is None and "the dense and BM25 lanes both put" not in format_explanation(off)
+
+
+@pytest.mark.parametrize(
+    ("query", "asks"),
+    [
+        ("sleeping creature, can I finish it off", True),
+        ("attacking someone you cant see, is there a coin flip to whiff", True),
+        ("can I zoom over the enemies without a free swing at me", True),  # a question's opening
+        ("flying rules - do they take a move action", True),
+        ("можно ли добить спящего", True),
+        ("what is that lair", True),
+        ("the default random generator in python that's fine for simulations but unsafe for secrets", False),
+        ("notes from the Lisbon offsite", False),
+        ("a scanner that can it all", False),  # "can it" with no clause break before it
+        ("Islington", False),  # "ли" only as a word
+    ],
+)
+def test_asks_in_any_form(query, asks):
+    from brain.recall import query_form
+
+    assert query_form.asks_in_any_form(query) is asks

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from .anchors import linked_from_chunks
 from .dense import ChunkVectors, candidates_for
-from .query_form import asks, asks_only_why, compares
+from .query_form import asks, asks_in_any_form, asks_only_why, compares
 from .ties import top_notes
 from .types import Candidate, Via
 
@@ -146,14 +146,15 @@ def described_first(
     """The note a description is of, when the link lanes would put a note it mentions above it.
 
     The dense and BM25 lanes put the same note first, the query asks nothing (no question mark,
-    no question word: it describes a note rather than asking through a link), and that note's
-    best passage (the dense lane's) links to a note ``link_firsts`` holds (the anchor and bridge
-    lanes' first notes): those lanes are reading the answer's own mention of the note it links
-    to ("the default random generator in python…" is *Mersenne-Twister*, whose passage names
-    *Pseudorandom Number Generator*). ``linked`` gives a chunk's link targets; it is asked only
-    once the cheap tests pass. None otherwise.
+    no question word, no question's opening, no "…, can I finish it off"), so it describes a
+    note rather than asking through a link, and that note's best passage (the dense lane's)
+    links to a note ``link_firsts`` holds (the anchor and bridge lanes' first notes): those
+    lanes are reading the answer's own mention of the note it links to ("the default random
+    generator in python…" is *Mersenne-Twister*, whose passage names *Pseudorandom Number
+    Generator*). ``linked`` gives a chunk's link targets; it is asked only once the cheap tests
+    pass. None otherwise.
     """
-    if not dense or not lexical or dense[0].note_id != lexical[0].note_id or asks(query):
+    if not dense or not lexical or dense[0].note_id != lexical[0].note_id or asks_in_any_form(query):
         return None
     first = dense[0]
     others = {note_id for note_id in link_firsts if note_id != first.note_id}

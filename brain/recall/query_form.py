@@ -40,6 +40,15 @@ _QUESTION = re.compile(
     re.IGNORECASE | re.UNICODE,
 )
 
+# A yes-no question after a clause that sets the scene ("sleeping creature, can I finish it
+# off", "attacking someone you cant see, is there a coin flip"), with no question mark or word;
+# Russian asks yes or no with ли ("можно ли добить спящего").
+_CLAUSE_QUESTION = re.compile(
+    r"(?:^|[,;:]\s*|\s[-–—]\s*)(?:can|could|should|would|will|do|does|did|is|are|was|were|may|must|shall)\s+"
+    r"(?:i|you|we|it|he|she|they|one|this|that|there)\b|\bли\b",
+    re.IGNORECASE | re.UNICODE,
+)
+
 
 def is_question(query: str) -> bool:
     """A question asks about something; the names it holds are its topic, not the note wanted
@@ -55,6 +64,12 @@ def compares(query: str) -> bool:
 def asks(query: str) -> bool:
     """The query asks something ("who…", "what is that home?", "как…") rather than only describing."""
     return "?" in query or bool(_QUESTION_WORDS.search(yo_as_ye(query)))
+
+
+def asks_in_any_form(query: str) -> bool:
+    """A question mark, a question word, a question's opening, or a yes-no question after a
+    clause: whatever a user types as a question, not only what the names lane skips."""
+    return asks(query) or is_question(query) or bool(_CLAUSE_QUESTION.search(yo_as_ye(query)))
 
 
 def asks_only_why(query: str) -> bool:
