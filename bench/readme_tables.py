@@ -50,6 +50,7 @@ STAGE_ROWS = [
         "new -bridge agreed first",
         "new",
     ),
+    ("default without a description's own note first", "new -described first", "new"),
     ("default with the bridge lane's bonus at 1×", "new bridge bonus x1", "new"),
     ("default with the bridge lane's bonus at 2×", "new bridge bonus x2", "new"),
     ("default with the bridge lane's bonus at 5×", "new bridge bonus x5", "new"),
