@@ -2313,3 +2313,30 @@ def test_a_secret_a_command_printed_below_its_prompt_is_masked(text, kept):
 )
 def test_output_of_a_command_that_prints_no_secret_stays(text):
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # AWS's SecretId and --secret-id name which secret to read, as "id" after "secret" made them masked
+        # like consul's SecretID (a credential): "prod/db" was masked.
+        ("aws secretsmanager get-secret-value --secret-id prod/db", None),
+        ("client.get_secret_value(SecretId='prod/db')", None),
+        ('{"SecretId": "MyApp-Prod"}', None),
+        ("SecretId: prod/db/v2", None),
+        (
+            "aws secretsmanager get-secret-value --secret-id "
+            "arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-AbC1x9",
+            None,
+        ),
+        # A generated one, a UUID or letters mixed with digits, is the credential still.
+        ("SecretID: 3f2a1b4c-1234-5678-9abc-def012345678", "SecretID: ***"),
+        ("vault write auth/approle/login role_id=r1 secret_id=Zx9qW2eR7tY", "secret_id=***"),
+        ("SECRET_ID=hunter2", "SECRET_ID=***"),
+    ],
+)
+def test_a_secret_s_name_after_secret_id_stays_and_a_generated_one_is_masked(text, kept):
+    if kept is None:
+        assert redact(text) == text
+    else:
+        assert kept in redact(text)

@@ -65,7 +65,8 @@ last decides:
   before it (``PGPASSWORD``, ``GITHUB_TOKEN``, ``DB_PASSWORD_PROD``, ``secret_key_base``);
 - ``pass``, ``pwd`` or ``pw`` as a whole word after another one: a secret (``DB_PASS``,
   ``SMTP_PWD``), unless that word says otherwise (``first_pass``: ``_NOT_PASSWORDS``);
-- ``id`` after ``secret``: a secret (consul's ``SecretID``, Vault AppRole's ``secret_id``, ``VAULT_SECRET_ID``);
+- ``id`` after ``secret``: a secret (consul's ``SecretID``, Vault AppRole's ``secret_id``, ``VAULT_SECRET_ID``),
+  unless the value is a secret's name (AWS's ``SecretId='prod/db'``, ``--secret-id prod/db``: _STORED_SECRET_NAME);
 - ``key`` as a whole word after another one, unless that word names an ordinary kind of
   key (``primary_key``, ``sort_key``, ``cache_key``, ``public_key``: ``_NOT_SECRET_KEYS``):
   a secret when the name is in upper case, as environment variables are (``SECRET_KEY``,
@@ -1356,6 +1357,22 @@ def _secret_name(name: str) -> bool:
     return name.isupper() or not _CREDENTIAL_KEYS.isdisjoint(words)
 
 
+# A secret's name in a secret manager, as AWS's SecretId and --secret-id take it ("prod/db", "MyApp-Prod",
+# an ARN): a word of letters, or words joined by AWS's "/_+=.@-", each maybe with digits after its letters
+# ("prod/db/v2"). Consul's SecretID and Vault AppRole's secret_id are credentials a machine generates (UUIDs,
+# digits before and between letters) or a person chose ("hunter2", one word with a digit): masked.
+_STORED_SECRET_NAME = re.compile(
+    r"arn:aws[\w-]*:secretsmanager:[\w-]+:[0-9]+:secret:\S+|[A-Za-z]+"
+    r"|[A-Za-z]+[0-9]*(?:[/_+=.@-]+(?:[A-Za-z]+[0-9]*|[0-9]+))+/?"
+)
+
+
+def _names_a_stored_secret(name: str, bare: str) -> bool:
+    """Whether ``bare``, assigned to a name ending in "secret id", names a stored secret rather than being a
+    credential (_STORED_SECRET_NAME)."""
+    return _name_words(name)[-2:] == ("secret", "id") and _STORED_SECRET_NAME.fullmatch(bare) is not None
+
+
 def _secret_key(name: str) -> bool:
     """Whether a YAML key alone on its line names a secret: an English name (``_secret_name``) or a
     Russian label (``пароль``, ``токен``: ``_RUSSIAN_SECRET``)."""
@@ -1724,6 +1741,9 @@ def _mask_assignments(text: str, pattern: str) -> str:
             if bare[:1] in "{<%" and _TEMPLATE_VALUE.fullmatch(bare):
                 pos = value_end  # a template's expression whole: "{{resolve:secretsmanager:MySecret:…}}" names no value
             continue
+        if _names_a_stored_secret(text[start : match.end("name")], bare):
+            pos = value_end  # an ARN's "secret:prod/db" whole: no name and value inside it
+            continue  # AWS's SecretId='prod/db', --secret-id prod/db: which secret, not its value
         if closing == "'" and (goes_on := _SHELL_QUOTES_GO_ON.match(text, value_end)) is not None:
             value_end = goes_on.end()  # 'it'\''s': a quote inside a shell's single-quoted value
         if not opening and (block := _yaml_block(text, start, value_start, escaped=escaped)) is not None:
