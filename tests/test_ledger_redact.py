@@ -2340,3 +2340,18 @@ def test_a_secret_s_name_after_secret_id_stays_and_a_generated_one_is_masked(tex
         assert redact(text) == text
     else:
         assert kept in redact(text)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # net use's short form /u:name was not read as /user:name: the password after it was kept.
+        (r"net use \\server\share /u:bob hunter2", r"net use \\server\share /u:bob ***"),
+        (r"NET USE Z: \\srv\s /U:CORP\bob Pa55 /persistent:no", r"NET USE Z: \\srv\s /U:CORP\bob *** /persistent:no"),
+        # No password after it, or "*" (asked for): nothing to mask.
+        (r"net use Z: \\srv\s /u:bob", None),
+        (r"net use Z: \\srv\s * /u:bob", None),
+    ],
+)
+def test_net_use_s_password_after_u_is_masked(text, kept):
+    assert redact(text) == (text if kept is None else kept)

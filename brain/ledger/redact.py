@@ -34,7 +34,7 @@ set …_key X``, ``openssl -pass pass:X``, ``keytool -storepass X``, ``docker lo
 ``echo X | docker login --password-stdin``, ``mongo -p X``, ``sqlcmd -P X``, every
 ``key=X`` of ``vault kv put`` and ``vault write``, MySQL's ``IDENTIFIED BY 'X'``, Redis's ``requirepass X``,
 ``ssh-keygen -N X``, ``zip -P X``, ``7z -pX``, ``smbclient -U u%X``, ``az login -p X``, ``vault login X``,
-``rabbitmqctl add_user u X``, ``net use Z: \\\\srv\\share /user:u X``, ``htpasswd -b f u X``, ``echo X | sudo -S``, ``gh secret set N --body X``,
+``rabbitmqctl add_user u X``, ``net use Z: \\\\srv\\share /user:u X`` (or ``/u:u X``), ``htpasswd -b f u X``, ``echo X | sudo -S``, ``gh secret set N --body X``,
 ``ansible-vault encrypt_string X``, Python's ``auth=('u', 'X')``, ``wpa_passphrase SSID X``; what
 ``$ cat …/initialAdminPassword`` or ``$ echo $DB_PASSWORD`` printed on the line below: _PRINTED_SECRET), .netrc's ``machine H login U password X`` and
 .pgpass's ``host:port:db:user:X``; a name and its value as a pair (``- name: DB_PASSWORD`` then
@@ -639,10 +639,11 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
         None,
     ),
     (("az login",), rf"(\baz[ \t]+login\b{_SAME_COMMAND}\s(?:-p|--password)(?:[ \t]+|=))(?!-){_VALUE}", None),
-    # Windows' net use: the password after the share (before /user:name, as its help has it) or after /user:name.
+    # Windows' net use: the password after the share (before /user:name, as its help has it) or after /user:name
+    # or its short form /u:name.
     (
         ("net use",),
-        r"((?i:\bnet[ \t]+use)\b(?:[^\n;&|]{0,400}?[ \t]/(?i:user):[^\s/]+|[ \t]+(?:[A-Za-z]:[ \t]+)?\\\\+[^\s/]+)[ \t]+)"
+        r"((?i:\bnet[ \t]+use)\b(?:[^\n;&|]{0,400}?[ \t]/(?i:u(?:ser)?):[^\s/]+|[ \t]+(?:[A-Za-z]:[ \t]+)?\\\\+[^\s/]+)[ \t]+)"
         rf"(?![/*]){_VALUE}",
         None,
     ),
