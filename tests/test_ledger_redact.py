@@ -2355,3 +2355,24 @@ def test_a_secret_s_name_after_secret_id_stays_and_a_generated_one_is_masked(tex
 )
 def test_net_use_s_password_after_u_is_masked(text, kept):
     assert redact(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A password with a dot whose first word is one of code's roots ("data", "secret") was read as an
+        # attribute path, a reference to a secret kept elsewhere, and kept.
+        ("password: data.Center", "password: ***"),
+        ("DB_PASSWORD=secret.Sauce", "DB_PASSWORD=***"),
+        ('{"password": "App.Store9"}', '{"password": "***"}'),
+        # References as code spells them stay: a name of code, a constant, a field naming a secret.
+        ("password: config.db_password", None),
+        ("password = process.env.X", None),
+        ("password: cfg.Password", None),
+        ("api_key: opts.APIKey", None),
+        ("SECRET_KEY = settings.SECRET_KEY", None),
+        ("token: inputs.githubToken", None),
+    ],
+)
+def test_a_password_with_a_dot_is_masked_and_a_reference_in_code_stays(text, kept):
+    assert redact(text) == (text if kept is None else kept)

@@ -863,11 +863,20 @@ def _names_a_setting(bare: str) -> bool:
     if "." not in bare or not _ATTRIBUTE_PATH.fullmatch(bare):
         return False
     parts = bare.rstrip(")]}").split(".")
-    if parts[0].lower().lstrip("$") in _REFERENCE_ROOTS:
+    if parts[0].lower().lstrip("$") in _REFERENCE_ROOTS and _code_attribute(parts[-1]):
         return True
     return any(
         part.lower() in _REFERENCE_PARTS or (("_" in part or part.isupper()) and _secret_name(part)) for part in parts
     )
+
+
+def _code_attribute(part: str) -> bool:
+    """Whether the last part of an attribute path is spelt as code spells one (``db_password``, ``X``,
+    ``apiKey``), or names a secret as a Go or C# field does (``cfg.Password``, ``opts.APIKey``): a word
+    with a capital alone, naming none, is a password's ("password: data.Center")."""
+    if not part[:1].isupper() or part.isupper() or "_" in part:
+        return True
+    return any(word in _SECRET_WORDS or word.endswith(_STRONG) for word in _name_words(part))
 
 
 _CODE_VALUE_AT = re.compile(_CODE_VALUE)
