@@ -2376,3 +2376,24 @@ def test_net_use_s_password_after_u_is_masked(text, kept):
 )
 def test_a_password_with_a_dot_is_masked_and_a_reference_in_code_stays(text, kept):
     assert redact(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # ODBC's PWD was no secret's name (pwd alone is the working directory), a braced value was read as
+        # code and a value of several words kept all but its first: each password was kept, whole or part.
+        ("Driver={ODBC};Server=x;Uid=sa;Pwd=hunter2;", "Driver={ODBC};Server=x;Uid=sa;Pwd=***;"),
+        ("conn = pyodbc.connect('DSN=x;UID=sa;PWD=hunter2')", "conn = pyodbc.connect('DSN=x;UID=sa;PWD=***')"),
+        ("Server=x;UID=sa;PWD={a;b c};Encrypt=yes", "Server=x;UID=sa;PWD=***;Encrypt=yes"),
+        ("Server=x;User ID=sa;Password=my pass word;Encrypt=True", "Server=x;User ID=sa;Password=***;Encrypt=True"),
+        ('{"Db": "Server=x;User Id=sa;Password={p;w d};"}', '{"Db": "Server=x;User Id=sa;Password=***;"}'),
+        # The working directory, a variable, a format's placeholder stay.
+        ("PWD=/home/bob", None),
+        ("cd $PWD; ls", None),
+        ("Server=x;UID=sa;PWD=$DB_PASS;", None),
+        ("Server=x;UID=sa;PWD=%s;", None),
+    ],
+)
+def test_a_connection_string_s_password_is_masked_whole(text, kept):
+    assert redact(text) == (text if kept is None else kept)

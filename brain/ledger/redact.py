@@ -37,7 +37,8 @@ set …_key X``, ``openssl -pass pass:X``, ``keytool -storepass X``, ``docker lo
 ``rabbitmqctl add_user u X``, ``net use Z: \\\\srv\\share /user:u X`` (or ``/u:u X``), ``htpasswd -b f u X``, ``echo X | sudo -S``, ``gh secret set N --body X``,
 ``ansible-vault encrypt_string X``, Python's ``auth=('u', 'X')``, ``wpa_passphrase SSID X``; what
 ``$ cat …/initialAdminPassword`` or ``$ echo $DB_PASSWORD`` printed on the line below: _PRINTED_SECRET), .netrc's ``machine H login U password X`` and
-.pgpass's ``host:port:db:user:X``; a name and its value as a pair (``- name: DB_PASSWORD`` then
+.pgpass's ``host:port:db:user:X``, a connection string's ``…;UID=sa;PWD=X;`` (to the next ``;``, ODBC's
+``{…}`` whole); a name and its value as a pair (``- name: DB_PASSWORD`` then
 ``value: x``, ``{"name": …, "value": x}``, ``<property name="password" value="x"/>``), a quoted flag's
 value in an argument list (``["--password", "x"]``), ``setx NAME x``, ``{"pass": "x"}``; in prose,
 a passphrase after "is", a dash or its name alone, up to a clause's end (``the passphrase correct horse
@@ -796,6 +797,16 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     # battery staple'"): a quoted value, or one word that holds a digit or a sign (_mask_stated), so
     # prose about a password stays ("the password is stored in the vault", "is 8 characters long").
     (_STATED_TRIGGERS, _STATED, "stated"),
+    # A connection string's password (ADO.NET, ODBC, JDBC's SQL Server): "…;UID=sa;PWD=x;", "…;Password=a b;",
+    # to the next ";", or ODBC's braces ("PWD={a;b}"); ODBC's short PWD was not a secret's name, a value of
+    # several words kept all but its first, a braced one was read as code (_mask_connection_password).
+    (
+        tuple(f";{gap}{name}{eq}" for gap in ("", " ") for name in ("pwd", "password") for eq in ("=", " =")),
+        r"(?i:;[ \t]*(?:pwd|password)[ \t]*=[ \t]*)"
+        r"(?P<value>\{(?:[^}\n]|\}\}){1,200}\}|[^;\s\"'\\{](?:[^;\n\"'\\]{0,200}?[^;\s\"'\\])?)"
+        r"(?=[ \t]*(?:;|\\*[\"']|\r|\n|\Z))",
+        "connection",
+    ),
     # password=value, "api_key": "value", DB_PASSWORD_PROD=value, app.secret_key = value,
     # --password value: a name holding a secret word, then its value (see _mask_assignments).
     (("pass", "pw", "secret", "token", "key", "credential", "psk"), _ASSIGNMENT, "assignment"),
@@ -932,6 +943,22 @@ def _mask_short_name(match: re.Match[str]) -> str:
     if not _STATED_WORD.fullmatch(bare) and not _is_passphrase(bare.split()):
         return match.group(0)
     return match.string[match.start() : match.start("value")] + f"{opening}{MASK}{closing}"
+
+
+# The pair before a connection string's password: "UID=sa", "Server=tcp:x,1433", "User ID=sa".
+_CONNECTION_PAIR = re.compile(r"[A-Za-z][\w \t]{0,30}=[^;\n=\"']{0,200}\Z")
+
+
+def _mask_connection_password(match: re.Match[str]) -> str:
+    """A connection string's password, after another ``key=value;`` pair: one ``;`` in code
+    (``x = 1;password=y``) is no connection string, its assignment is judged as one."""
+    text, start = match.string, match.start()
+    value = match.group("value")
+    if not _CONNECTION_PAIR.search(text, max(0, start - 240), start) or value == MASK:
+        return match.group(0)
+    if value[0] != "{" and _holds_no_secret("", value):
+        return match.group(0)
+    return text[start : match.start("value")] + MASK
 
 
 def _mask_used_as(match: re.Match[str]) -> str:
@@ -1329,6 +1356,7 @@ _REPLACERS = {
     "short name": _mask_short_name,
     "used as": _mask_used_as,
     "user / password": _mask_user_slash_password,
+    "connection": _mask_connection_password,
 }
 
 
