@@ -2397,3 +2397,24 @@ def test_a_password_with_a_dot_is_masked_and_a_reference_in_code_stays(text, kep
 )
 def test_a_connection_string_s_password_is_masked_whole(text, kept):
     assert redact(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # Oracle's user/password was kept: sqlplus, Data Pump, sqlldr, rman, a thin JDBC URL (no "://").
+        ("sqlplus bob/hunter2@orcl", "sqlplus bob/***@orcl"),
+        ("sqlplus -s sys/Secr3t as sysdba", "sqlplus -s sys/*** as sysdba"),
+        ("expdp system/manager@db schemas=hr", "expdp system/***@db schemas=hr"),
+        ("sqlldr userid=scott/tiger control=x.ctl", "sqlldr userid=scott/*** control=x.ctl"),
+        ("rman target sys/pw@db", "rman target sys/***@db"),
+        ("jdbc:oracle:thin:bob/hunter2@host:1521:orcl", "jdbc:oracle:thin:bob/***@host:1521:orcl"),
+        # No password: the OS's login, a variable, a URL without a user, a script.
+        ("sqlplus / as sysdba", None),
+        ("sqlplus bob/$ORACLE_PASSWORD@db", None),
+        ("jdbc:oracle:thin:@host:1521:orcl", None),
+        ("sqlplus scripts/run.sql", None),
+    ],
+)
+def test_oracle_s_user_slash_password_is_masked(text, kept):
+    assert redact(text) == (text if kept is None else kept)

@@ -33,7 +33,7 @@ value="x"/>``, ``:password => x``), and the password options of command-line cli
 set …_key X``, ``openssl -pass pass:X``, ``keytool -storepass X``, ``docker login -p X``,
 ``echo X | docker login --password-stdin``, ``mongo -p X``, ``sqlcmd -P X``, every
 ``key=X`` of ``vault kv put`` and ``vault write``, MySQL's ``IDENTIFIED BY 'X'``, Redis's ``requirepass X``,
-``ssh-keygen -N X``, ``zip -P X``, ``7z -pX``, ``smbclient -U u%X``, ``az login -p X``, ``vault login X``,
+``ssh-keygen -N X``, ``zip -P X``, ``7z -pX``, ``smbclient -U u%X``, ``az login -p X``, ``vault login X``, Oracle's ``sqlplus u/X@db`` and ``jdbc:oracle:thin:u/X@h``,
 ``rabbitmqctl add_user u X``, ``net use Z: \\\\srv\\share /user:u X`` (or ``/u:u X``), ``htpasswd -b f u X``, ``echo X | sudo -S``, ``gh secret set N --body X``,
 ``ansible-vault encrypt_string X``, Python's ``auth=('u', 'X')``, ``wpa_passphrase SSID X``; what
 ``$ cat …/initialAdminPassword`` or ``$ echo $DB_PASSWORD`` printed on the line below: _PRINTED_SECRET), .netrc's ``machine H login U password X`` and
@@ -653,6 +653,14 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     # its output, one word alone on the next line: that word (_PRINTED_SECRET).
     (("pass", "secret", "token", "credential", "api_key", "apikey"), _PRINTED_SECRET, None),
     (("vault login",), rf"(\bvault[ \t]+login[ \t]+)(?![-$])(?![^\s=]*=){_VALUE}", None),
+    # Oracle's user/password (@database): sqlplus, its Data Pump and loader, rman's target, a thin JDBC URL.
+    (
+        ("sqlplus", "expdp", "impdp", "sqlldr", "rman", "jdbc:oracle:"),
+        r"((?i:\b(?:sqlplus|expdp|impdp|sqlldr|rman)\b(?:[ \t]+-[A-Za-z]+)*[ \t]+(?:userid=|target[ \t]+)?"
+        r"|jdbc:oracle:(?:thin|oci):)\\*[\"']?[A-Za-z][\w$#.]*/)"
+        r"([^\s@/\"'\\]+)(?<!\.sql)(?=@|[ \t]|\\*[\"']|\r|\n|\Z)",  # a script's path is none
+        None,
+    ),
     (
         ("rabbitmqctl",),
         rf"(\brabbitmqctl[ \t]+(?:add_user|change_password)[ \t]+[^\s\"']+[ \t]+)(?!-){_VALUE}",
