@@ -2418,3 +2418,25 @@ def test_a_connection_string_s_password_is_masked_whole(text, kept):
 )
 def test_oracle_s_user_slash_password_is_masked(text, kept):
     assert redact(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        ("Authorization: Bearer abc123def456ghi\nnext line", "Authorization: Bearer ***\nnext line"),
+        ("curl -H 'Authorization: Basic Ym9iOmh1bnRlcjI='\nnext", "curl -H 'Authorization: Basic ***'\nnext"),
+        ("openssl enc -pass pass:hunter2\nnext", "openssl enc -pass pass:***\nnext"),
+        ("curl -u bob:hunter2\nnext", "curl -u bob:***\nnext"),
+        ("mysql -u root -phunter2\nnext", "mysql -u root -p***\nnext"),
+        ("sshpass -p hunter2\nnext", "sshpass -p ***\nnext"),
+    ],
+)
+@pytest.mark.parametrize("depth", [1, 2])
+def test_a_secret_in_json_text_is_masked_and_its_next_line_stays(text, kept, depth):
+    # A tool's output held as a JSON string (once), or a transcript's line read by a tool (twice): an
+    # Authorization header's or openssl's pass: value ran over the escaped break into the next line (at
+    # depth 2 leaving a lone backslash's quote, so the JSON no longer read); a client's password did so
+    # at depth 2.
+    for _ in range(depth):
+        text, kept = json.dumps(text), json.dumps(kept)
+    assert redact(text) == kept

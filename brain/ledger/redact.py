@@ -526,7 +526,7 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     (("dapi",), rf"({_lead('dapi')})[a-f0-9]{{32}}(?:-[0-9]+)?(?![A-Za-z0-9])", r"\1" + MASK),
     (
         ("authorization",),
-        r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?(?:basic|bearer|token)\s+)[^\s\"']+",
+        r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?(?:basic|bearer|token)\s+)[^\s\"'\\]+",  # "\n": JSON's break
         r"\1" + MASK,
     ),
     # An Authorization header of another scheme (Discord's Bot, Okta's SSWS, FCM's key=) or with a
@@ -592,7 +592,8 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     # env: or file: source names no secret) and "enc -k X", keytool's -storepass/-keypass,
     # a registry login's -p, mongo's -p, sqlcmd's -P. A value starting with "-" is the next
     # option (a lone -p prompts).
-    (("pass:",), r"((?<![\w-])-pass(?:in|out|word)?\s+pass:)[^\s\"']+", r"\1" + MASK),
+    # A backslash before a quote, "n", "r", "t" or another is JSON's escape: the value ends there.
+    (("pass:",), r"((?<![\w-])-pass(?:in|out|word)?\s+pass:)(?:[^\s\"'\\]|\\(?![\\nrt\"']))+", r"\1" + MASK),
     (("openssl",), rf"(\bopenssl\b{_SAME_COMMAND}\s-k\s+)(?!-){_VALUE}", None),
     (("storepass", "keypass"), rf"((?<![\w-])-(?:src|dest)?(?:store|key)pass\s+)(?!-){_VALUE}", None),
     (
@@ -842,7 +843,19 @@ def _mask_value(match: re.Match[str]) -> str:
     opening, bare, closing = _unquote(match.group(2))
     if not bare or bare.startswith((MASK, "$")):
         return match.group(0)
+    if not opening and (rest := _next_lines(match, bare)):
+        return f"{key}{MASK}{rest}"
     return f"{key}{opening}{MASK}{closing}"
+
+
+def _next_lines(match: re.Match[str], bare: str) -> str:
+    """What an unquoted value read past its line's break, from the break on ("" when it read none): in
+    JSON escaped twice over ("\"curl -u bob:x\\nnext\""), a bare word takes an even run of backslashes
+    for a backslash, so the next line was masked with the value."""
+    if "\\" not in bare or (depth := _line_depth(match.string, match.start())) < 2:
+        return ""
+    brk = _escaped(depth)[0].search(bare)
+    return bare[brk.start() :] if brk is not None else ""
 
 
 def _mask_labelled(match: re.Match[str]) -> str:
@@ -925,6 +938,8 @@ def _mask_user_password(match: re.Match[str]) -> str:
     user, colon, password = value.partition(":")
     if not colon or not password or password.startswith((MASK, "$")):
         return match.group(0)
+    if not opening and (rest := _next_lines(match, value)):
+        return f"{key}{user}:{MASK}{rest}"
     return f"{key}{opening}{user}:{MASK}{closing}"
 
 
