@@ -2440,3 +2440,27 @@ def test_a_secret_in_json_text_is_masked_and_its_next_line_stays(text, kept, dep
     for _ in range(depth):
         text, kept = json.dumps(text), json.dumps(kept)
     assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A token as a URL's user with no password after it was kept: GitHub's 40 hex digits (its tokens
+        # before prefixes), an Azure DevOps PAT.
+        (
+            "git clone https://abcdef0123456789abcdef0123456789abcdef01@github.com/o/r",
+            "git clone https://***@github.com/o/r",
+        ),
+        (
+            "https://abcdefghijklmnopqrstuvwxyz234567abcdefghijklmnopqrst@dev.azure.com/org/p/_git/r",
+            "https://***@dev.azure.com/org/p/_git/r",
+        ),
+        # A person's or a service's name stays.
+        ("git clone https://bob@github.com/o/r", None),
+        ("ssh://git@github.com/o/r", None),
+        ("https://deploy-bot-for-the-production-cluster@host/x", None),
+        ("https://jenkins-build-agent-2024@ci.example.com/job", None),
+    ],
+)
+def test_a_token_as_a_url_s_user_is_masked(text, kept):
+    assert redact(text) == (text if kept is None else kept)

@@ -11,7 +11,8 @@ Databricks ``dapi…``),
 JSON web tokens, Authorization headers (bearer, basic, other schemes, a bare token), cookies (a ``Cookie:``
 header's values, a ``Set-Cookie:``'s own, curl's ``--cookie``/``-b``), PEM and PGP private keys,
 passwords in URLs (``scheme://user:X@host``, the user maybe empty, ``X`` running to the
-last ``@`` a host follows, so an ``@`` or a ``/`` in it is masked too), secrets assigned to
+last ``@`` a host follows, so an ``@`` or a ``/`` in it is masked too; a token as the user,
+``https://X@github.com``: 32 letters and digits or more), secrets assigned to
 a name (``key=value``, ``key: value``, ``"key": "value"``, ``--password x``, ``**Password:** x``, a YAML block
 scalar ``key: |`` with the lines indented under it, a YAML value on the lines below its
 ``key:``, both in a file held as a JSON string too, or as JSON in one (escaped twice); a value of
@@ -564,6 +565,13 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     (
         ("://",),
         rf"(://[^\s:/@'\"\[\]]*:)(?![0-9]+/)[^\s'\"]{{1,200}}(@){_URL_HOST}",
+        r"\1" + MASK + r"\2",
+    ),
+    # A token as a URL's user, no password after it (git clone https://<token>@github.com/…, an Azure
+    # DevOps PAT): 32 characters or more, letters and digits; a person's name is shorter, or has no digit.
+    (
+        ("://",),
+        rf"(://)(?=[A-Za-z_\-]*[0-9])(?=[0-9_\-]*[A-Za-z])[A-Za-z0-9_\-]{{32,200}}(@){_URL_HOST}",
         r"\1" + MASK + r"\2",
     ),
     # Password options of command-line clients, within the same command only: mysql's -p
