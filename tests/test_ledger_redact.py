@@ -2464,3 +2464,16 @@ def test_a_secret_in_json_text_is_masked_and_its_next_line_stays(text, kept, dep
 )
 def test_a_token_as_a_url_s_user_is_masked(text, kept):
     assert redact(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A registry login's -p=X (the shorthand with "=", as docker's and podman's flags take it) was kept.
+        ("docker login -p=hunter2 reg.io", "docker login -p=*** reg.io"),
+        ("podman login -u bob -p=S3cret reg.io", "podman login -u bob -p=*** reg.io"),
+        ("docker login -p=$REGISTRY_PASSWORD reg.io", None),
+    ],
+)
+def test_a_registry_login_s_p_equals_password_is_masked(text, kept):
+    assert redact(text) == (text if kept is None else kept)

@@ -606,7 +606,7 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     (("storepass", "keypass"), rf"((?<![\w-])-(?:src|dest)?(?:store|key)pass\s+)(?!-){_VALUE}", None),
     (
         ("login",),
-        rf"(\b{_LOGIN}\s+login\b{_SAME_COMMAND}\s-p\s+)(?!-){_VALUE}",
+        rf"(\b{_LOGIN}\s+login\b{_SAME_COMMAND}\s-p(?:\s+|=))(?!-){_VALUE}",
         None,
     ),
     (("mongo",), rf"(\bmongo(?:sh|dump|restore|import|export|stat|top)?\b{_SAME_COMMAND}\s-p\s+)(?!-){_VALUE}", None),
