@@ -2477,3 +2477,30 @@ def test_a_token_as_a_url_s_user_is_masked(text, kept):
 )
 def test_a_registry_login_s_p_equals_password_is_masked(text, kept):
     assert redact(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # npm's "config set NAME X" took no "=" so no assignment was read, and .npmrc's _auth (base64 of a
+        # login and its password) is no secret's name: each was kept.
+        (
+            "npm config set //registry.npmjs.org/:_authToken abcdef12-3456-7890-abcd-ef1234567890",
+            "npm config set //registry.npmjs.org/:_authToken ***",
+        ),
+        ("yarn config set npmAuthToken abcdef12-3456", "yarn config set npmAuthToken ***"),
+        ("pnpm config set //r/:_authToken abc123", "pnpm config set //r/:_authToken ***"),
+        ("_auth=Ym9iOmh1bnRlcjI=", "_auth=***"),
+        ('//r.example.com/:_auth="Ym9iOmh1bnRlcjI="', '//r.example.com/:_auth="***"'),
+        ("npm config set _auth Ym9iOmh1bnRlcjI=", "npm config set _auth ***"),
+        # Settings that are none, a variable, code and prose stay.
+        ("npm config set registry https://r.example.com", None),
+        ("npm config set //r/:_authToken ${NPM_TOKEN}", None),
+        ("npm config get //r/:_authToken", None),
+        ("_auth = credentials", None),
+        ("self._auth = HTTPBasicAuth(u, p)", None),
+        ("the _auth field holds base64", None),
+    ],
+)
+def test_npm_s_config_set_token_and_npmrc_s_auth_are_masked(text, kept):
+    assert redact(text) == (text if kept is None else kept)

@@ -35,7 +35,7 @@ set …_key X``, ``openssl -pass pass:X``, ``keytool -storepass X``, ``docker lo
 ``echo X | docker login --password-stdin``, ``mongo -p X``, ``sqlcmd -P X``, every
 ``key=X`` of ``vault kv put`` and ``vault write``, MySQL's ``IDENTIFIED BY 'X'``, Redis's ``requirepass X``,
 ``ssh-keygen -N X``, ``zip -P X``, ``7z -pX``, ``smbclient -U u%X``, ``az login -p X``, ``vault login X``, Oracle's ``sqlplus u/X@db`` and ``jdbc:oracle:thin:u/X@h``,
-``rabbitmqctl add_user u X``, ``net use Z: \\\\srv\\share /user:u X`` (or ``/u:u X``), ``htpasswd -b f u X``, ``echo X | sudo -S``, ``gh secret set N --body X``,
+``rabbitmqctl add_user u X``, ``net use Z: \\\\srv\\share /user:u X`` (or ``/u:u X``), ``htpasswd -b f u X``, ``echo X | sudo -S``, ``gh secret set N --body X``, ``npm config set …:_authToken X``, .npmrc's ``_auth=X``,
 ``ansible-vault encrypt_string X``, Python's ``auth=('u', 'X')``, ``wpa_passphrase SSID X``; what
 ``$ cat …/initialAdminPassword`` or ``$ echo $DB_PASSWORD`` printed on the line below: _PRINTED_SECRET), .netrc's ``machine H login U password X`` and
 .pgpass's ``host:port:db:user:X``, a connection string's ``…;UID=sa;PWD=X;`` (to the next ``;``, ODBC's
@@ -769,6 +769,21 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
         "named",
     ),
     (("setx",), rf"(?i:\bsetx)[ \t]+(?P<name>[\w.-]{{1,80}})[ \t]+(?P<value>{_VALUE})", "named"),
+    # npm's, pnpm's and yarn's "config set NAME X" (//registry/:_authToken X, npmAuthToken X), and .npmrc's
+    # _auth, a word no secret's name holds ("_auth=X", "npm config set _auth X"): a login and its password
+    # in base64, so a value of base64 alone, both cases in it ("_auth = credentials" is code).
+    (
+        ("npm config set", "npm set", "pnpm config set", "pnpm set", "yarn config set"),
+        rf"\b(?:npm|pnpm|yarn)(?:[ \t]+config)?[ \t]+set[ \t]+(?P<name>[^\s=\"']{{1,200}})[ \t]+(?P<value>{_VALUE})",
+        "named",
+    ),
+    (
+        ("_auth",),
+        r"((?<![^\s:\"'])_auth[ \t]*=[ \t]*|\b(?:npm|pnpm|yarn)(?:[ \t]+config)?[ \t]+set[ \t]+"
+        r"(?:[^\s=\"']{0,200}:)?_auth[ \t]+)"
+        r"(\\*[\"']?(?=[a-z0-9+/]*[A-Z])(?=[A-Z+/]*[a-z0-9])[A-Za-z0-9+/]{8,}={0,2}\\*[\"']?)(?![\w+/=(.])",
+        None,
+    ),
     # A password under the shortest names, as a JSON or a dict's key: {"pass": "x"}, {'pwd': 'x'}
     # (_mask_short_name: a path stays, as "pwd" is also the working directory).
     (
