@@ -2504,3 +2504,18 @@ def test_a_registry_login_s_p_equals_password_is_masked(text, kept):
 )
 def test_npm_s_config_set_token_and_npmrc_s_auth_are_masked(text, kept):
     assert redact(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A Wi-Fi QR code's password (P:) was kept: its ";"-separated fields hold no name "=" or ":" rule reads.
+        ("WIFI:T:WPA;S:MyNet;P:hunter2x;;", "WIFI:T:WPA;S:MyNet;P:***;;"),
+        (r"WIFI:S:Home;T:WPA;P:a\;b c;H:false;;", "WIFI:S:Home;T:WPA;P:***;H:false;;"),
+        ('qrencode "WIFI:T:WPA;S:Home;P:correct horse;;"', 'qrencode "WIFI:T:WPA;S:Home;P:***;;"'),
+        # An open network has none.
+        ("WIFI:S:Open;T:nopass;;", None),
+    ],
+)
+def test_a_wifi_qr_code_s_password_is_masked(text, kept):
+    assert redact(text) == (text if kept is None else kept)

@@ -36,7 +36,8 @@ set …_key X``, ``openssl -pass pass:X``, ``keytool -storepass X``, ``docker lo
 ``key=X`` of ``vault kv put`` and ``vault write``, MySQL's ``IDENTIFIED BY 'X'``, Redis's ``requirepass X``,
 ``ssh-keygen -N X``, ``zip -P X``, ``7z -pX``, ``smbclient -U u%X``, ``az login -p X``, ``vault login X``, Oracle's ``sqlplus u/X@db`` and ``jdbc:oracle:thin:u/X@h``,
 ``rabbitmqctl add_user u X``, ``net use Z: \\\\srv\\share /user:u X`` (or ``/u:u X``), ``htpasswd -b f u X``, ``echo X | sudo -S``, ``gh secret set N --body X``, ``npm config set …:_authToken X``, .npmrc's ``_auth=X``,
-``ansible-vault encrypt_string X``, Python's ``auth=('u', 'X')``, ``wpa_passphrase SSID X``; what
+``ansible-vault encrypt_string X``, Python's ``auth=('u', 'X')``, ``wpa_passphrase SSID X``, a Wi-Fi QR
+code's ``WIFI:T:WPA;S:net;P:X;;``; what
 ``$ cat …/initialAdminPassword`` or ``$ echo $DB_PASSWORD`` printed on the line below: _PRINTED_SECRET), .netrc's ``machine H login U password X`` and
 .pgpass's ``host:port:db:user:X``, a connection string's ``…;UID=sa;PWD=X;`` (to the next ``;``, ODBC's
 ``{…}`` whole); a name and its value as a pair (``- name: DB_PASSWORD`` then
@@ -784,6 +785,8 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
         r"(\\*[\"']?(?=[a-z0-9+/]*[A-Z])(?=[A-Z+/]*[a-z0-9])[A-Za-z0-9+/]{8,}={0,2}\\*[\"']?)(?![\w+/=(.])",
         None,
     ),
+    # A Wi-Fi network's QR code: WIFI:T:WPA;S:name;P:X;; (a ";" in X escaped with a backslash).
+    (("wifi:",), r"(WIFI:(?:[^;\n]{0,100};){0,6}?P:)((?:\\.|[^;\\\n]){1,200})", r"\1" + MASK),
     # A password under the shortest names, as a JSON or a dict's key: {"pass": "x"}, {'pwd': 'x'}
     # (_mask_short_name: a path stays, as "pwd" is also the working directory).
     (
