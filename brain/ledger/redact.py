@@ -665,7 +665,7 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     (("vault login",), rf"(\bvault[ \t]+login[ \t]+)(?![-$])(?![^\s=]*=){_VALUE}", None),
     # Oracle's user/password (@database): sqlplus, its Data Pump and loader, rman's target, a thin JDBC URL.
     (
-        ("sqlplus", "expdp", "impdp", "sqlldr", "rman", "jdbc:oracle:"),
+        ("sqlplus", "expdp", "impdp", "sqlldr", "rman target", "jdbc:oracle:"),  # "rman": "performance"
         r"((?i:\b(?:sqlplus|expdp|impdp|sqlldr|rman)\b(?:[ \t]+-[A-Za-z]+)*[ \t]+(?:userid=|target[ \t]+)?"
         r"|jdbc:oracle:(?:thin|oci):)\\*[\"']?[A-Za-z][\w$#.]*/)"
         r"([^\s@/\"'\\]+)(?<!\.sql)(?=@|[ \t]|\\*[\"']|\r|\n|\Z)",  # a script's path is none
@@ -774,7 +774,7 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     # _auth, a word no secret's name holds ("_auth=X", "npm config set _auth X"): a login and its password
     # in base64, so a value of base64 alone, both cases in it ("_auth = credentials" is code).
     (
-        ("npm config set", "npm set", "pnpm config set", "pnpm set", "yarn config set"),
+        ("_auth", "npmauth", ":_password"),  # the names it masks: //registry/:_authToken, npmAuthToken
         rf"\b(?:npm|pnpm|yarn)(?:[ \t]+config)?[ \t]+set[ \t]+(?P<name>[^\s=\"']{{1,200}})[ \t]+(?P<value>{_VALUE})",
         "named",
     ),
@@ -836,7 +836,7 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     # to the next ";", or ODBC's braces ("PWD={a;b}"); ODBC's short PWD was not a secret's name, a value of
     # several words kept all but its first, a braced one was read as code (_mask_connection_password).
     (
-        tuple(f";{gap}{name}{eq}" for gap in ("", " ") for name in ("pwd", "password") for eq in ("=", " =")),
+        (";pwd", "; pwd", ";password", "; password"),
         r"(?i:;[ \t]*(?:pwd|password)[ \t]*=[ \t]*)"
         r"(?P<value>\{(?:[^}\n]|\}\}){1,200}\}|[^;\s\"'\\{](?:[^;\n\"'\\]{0,200}?[^;\s\"'\\])?)"
         r"(?=[ \t]*(?:;|\\*[\"']|\r|\n|\Z))",
@@ -2423,6 +2423,9 @@ def _mask_pem_bodies(text: str) -> str:
 _TRIGGER_WORDS = (
     *("pass", "pw", "secret", "token", "key", "code", "phrase", "pin", "login", "cookie", "auth", "stdin", "парол"),
     *("gh", "gl", "sk", "shp", "_v1_"),  # the prefixes of GitHub's, GitLab's, Stripe's, Shopify's, DigitalOcean's keys
+    # Words a few clients' names share (mysql, sqlcmd, sqlplus, sqlldr; Oracle's expdp, impdp), and the ":"
+    # of URLs and key shapes ("://", ":aa", "wifi:"), last: a text without one asks none of its triggers.
+    *("sql", "pdp", ":"),
 )
 
 
