@@ -2519,3 +2519,21 @@ def test_npm_s_config_set_token_and_npmrc_s_auth_are_masked(text, kept):
 )
 def test_a_wifi_qr_code_s_password_is_masked(text, kept):
     assert redact(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A shell runs "cat sat" with PASSWORD=the: its first word alone is the value, as the shell reads it.
+        ("PASSWORD=the cat sat", "PASSWORD=*** cat sat"),
+        ("export PASSWORD=the cat sat", "export PASSWORD=*** cat sat"),
+        # No command after it, a .env or YAML line's value runs to its end; so does a password's after its
+        # name and a colon in a note, however prose its words: a person chose them, and keeping a passphrase
+        # costs more than masking a sentence (_is_one_value).
+        ("PASSWORD=the quick fox", "PASSWORD=***"),
+        ("password: the cat sat", "password: ***"),
+        ('PASSWORD="the cat sat" make', 'PASSWORD="***" make'),
+    ],
+)
+def test_a_value_of_words_is_read_as_a_shell_or_a_note_reads_it(text, kept):
+    assert redact(text) == kept
