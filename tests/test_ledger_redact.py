@@ -2537,3 +2537,19 @@ def test_a_wifi_qr_code_s_password_is_masked(text, kept):
 )
 def test_a_value_of_words_is_read_as_a_shell_or_a_note_reads_it(text, kept):
     assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # OpenLDAP's clients' bind password (-w) was kept.
+        ("ldapsearch -x -D cn=admin -w hunter2 -b dc=x", "ldapsearch -x -D cn=admin -w *** -b dc=x"),
+        ("ldapsearch -x -D cn=admin -whunter2", "ldapsearch -x -D cn=admin -w***"),
+        ('ldapadd -x -D cn=admin,dc=x -w "p w" -f a.ldif', 'ldapadd -x -D cn=admin,dc=x -w "***" -f a.ldif'),
+        # -W asks for it; a variable stays.
+        ("ldapsearch -x -W -D cn=admin", None),
+        ("ldapmodify -w $LDAP_PW -f x", None),
+    ],
+)
+def test_an_ldap_client_s_bind_password_is_masked(text, kept):
+    assert redact(text) == (text if kept is None else kept)

@@ -34,7 +34,7 @@ value="x"/>``, ``:password => x``), and the password options of command-line cli
 set …_key X``, ``openssl -pass pass:X``, ``keytool -storepass X``, ``docker login -p X``,
 ``echo X | docker login --password-stdin``, ``mongo -p X``, ``sqlcmd -P X``, every
 ``key=X`` of ``vault kv put`` and ``vault write``, MySQL's ``IDENTIFIED BY 'X'``, Redis's ``requirepass X``,
-``ssh-keygen -N X``, ``zip -P X``, ``7z -pX``, ``smbclient -U u%X``, ``az login -p X``, ``vault login X``, Oracle's ``sqlplus u/X@db`` and ``jdbc:oracle:thin:u/X@h``,
+``ssh-keygen -N X``, ``zip -P X``, ``7z -pX``, ``smbclient -U u%X``, ``az login -p X``, ``vault login X``, ``ldapsearch -w X``, Oracle's ``sqlplus u/X@db`` and ``jdbc:oracle:thin:u/X@h``,
 ``rabbitmqctl add_user u X``, ``net use Z: \\\\srv\\share /user:u X`` (or ``/u:u X``), ``htpasswd -b f u X``, ``echo X | sudo -S``, ``gh secret set N --body X``, ``npm config set …:_authToken X``, .npmrc's ``_auth=X``,
 ``ansible-vault encrypt_string X``, Python's ``auth=('u', 'X')``, ``wpa_passphrase SSID X``, a Wi-Fi QR
 code's ``WIFI:T:WPA;S:net;P:X;;``; what
@@ -663,6 +663,12 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     # its output, one word alone on the next line: that word (_PRINTED_SECRET).
     (("pass", "secret", "token", "credential", "api_key", "apikey"), _PRINTED_SECRET, None),
     (("vault login",), rf"(\bvault[ \t]+login[ \t]+)(?![-$])(?![^\s=]*=){_VALUE}", None),
+    # OpenLDAP's clients' bind password, -w X or -wX (-W asks for it).
+    (
+        ("ldap",),
+        rf"(\bldap(?:search|add|modify|delete|passwd|whoami|compare|modrdn|exop)\b{_SAME_COMMAND}\s-w[ \t]*)(?![-\s]){_VALUE}",
+        None,
+    ),
     # Oracle's user/password (@database): sqlplus, its Data Pump and loader, rman's target, a thin JDBC URL.
     (
         ("sqlplus", "expdp", "impdp", "sqlldr", "rman target", "jdbc:oracle:"),  # "rman": "performance"
