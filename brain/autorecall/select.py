@@ -205,13 +205,13 @@ def choose(
 def render(notes: Sequence[Candidate], budget: int, root: str) -> tuple[str, list[int]]:
     """The context text for ``notes`` in at most ``budget`` characters, and each note's share.
 
-    Under one header naming the vault, each note: its title, path › heading, ``via`` when the graph
-    found it, then its best passage, quoted. The room left is split evenly over the notes still to come,
+    Under one header naming the vault (its folder on one line, as a title is), each note: its title,
+    path › heading, ``via`` when the graph found it, then its best passage, quoted. The room left is split evenly over the notes still to come,
     so the first passage cannot take it all; the last notes, past as many as can have
     ``NOTE_MIN_CHARS`` each, and a note whose title and path alone fill its share, are left out
     (their share is 0). No note: "".
     """
-    text = HEADER.format(root=root)
+    text = HEADER.format(root=_line(root))  # the folder's name is the user's text, as a title is
     shares = [0] * len(notes)
     # As many as can have NOTE_MIN_CHARS each, the best first: an even split over them all would
     # leave out the first notes (the best) and give their room to the last.
