@@ -718,3 +718,28 @@ def test_an_http_client_that_resets_before_its_headers_end_is_said_in_the_log_no
         assert request(daemon, "ping")["ok"] is True
     assert "Traceback" not in capfd.readouterr().err
     assert "an HTTP client left mid-request (ConnectionResetError)" in [r.getMessage() for r in caplog.records]
+
+
+def test_a_vault_that_is_not_an_absolute_path_is_a_bad_request_wherever_the_server_runs(toy_vault, monkeypatch):
+    """The vault was resolved against the server's working directory: "." or "v/../v" named the
+    vault of a server started in it (or in its parent) and another vault elsewhere; "" and ".." too
+    depended on where it ran. Every odd vault is one error reply, and the server answers on."""
+    _index(toy_vault)
+    monkeypatch.chdir(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        root = str(daemon.root)
+        odd = [".", "./", "..", f"../{daemon.root.name}", "~", " " + root, "a" * 10_000, "/" + "a/" * 5_000]
+        for vault in odd:
+            for op in ("ping", "stop", "status"):
+                message = {"v": 1, "op": op, "vault": vault}
+                reply = json.loads(raw_exchange(daemon.socket_path, json.dumps(message).encode() + b"\n"))
+                assert reply["ok"] is False and reply["error"]["code"] in ("bad_request", "wrong_vault"), (vault, reply)
+                assert len(reply["error"]["message"]) < 400, (vault, reply)
+        for vault in (".", "..", f"../{daemon.root.name}", "a" * 10_000):
+            reply = json.loads(
+                raw_exchange(daemon.socket_path, json.dumps({"v": 1, "op": "ping", "vault": vault}).encode() + b"\n")
+            )
+            assert reply["error"]["code"] == "bad_request" and "absolute" in reply["error"]["message"], (vault, reply)
+        assert daemon.service.errors == 0
+        assert not daemon.stopping.is_set()
+        assert request(daemon, "ping")["ok"] is True

@@ -431,7 +431,9 @@ class Daemon:
             return protocol.error(exc.code, exc.message)
         if message["op"] == "stop":
             if os.path.realpath(message["vault"]) != str(self.root):
-                return protocol.error("wrong_vault", f"this server answers for {self.root}, not {message['vault']}")
+                return protocol.error(
+                    "wrong_vault", f"this server answers for {self.root}, not {quoted(message['vault'])}"
+                )
             log.info("asked to stop")
             threading.Timer(0.05, self.request_stop).start()  # after the reply is written
             return protocol.ok({"stopping": True, "pid": os.getpid()})

@@ -217,6 +217,9 @@ def check_request(message: dict[str, Any]) -> None:
         raise ProtocolError("bad_request", "every request names its vault (an absolute path)")
     if "\0" in message["vault"]:  # no path holds one: realpath raised, and it was an internal error
         raise ProtocolError("bad_request", "vault: a path cannot hold a NUL byte")
+    if not message["vault"].startswith("/"):  # resolved against the server's working directory, it named
+        # the vault of a server started in it ("."), and another vault elsewhere
+        raise ProtocolError("bad_request", f"vault: {quoted(message['vault'])} is not an absolute path")
     wait = message.get("wait", 0)
     if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not 0 <= wait <= MAX_WAIT:
         raise ProtocolError("bad_request", f"wait: seconds between 0 and {MAX_WAIT}")

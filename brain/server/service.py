@@ -1102,7 +1102,7 @@ class Service:
         try:
             if os.path.realpath(message["vault"]) != str(self.root):
                 raise protocol.ProtocolError(
-                    "wrong_vault", f"this server answers for {self.root}, not {message['vault']}"
+                    "wrong_vault", f"this server answers for {self.root}, not {quoted(message['vault'])}"
                 )
             op = message["op"]
             if op == "ping":
