@@ -221,20 +221,30 @@ def index(
 
 
 def _fail_if_not_read(report: IndexReport) -> None:
-    """Exit 1 when notes could not be read for a passing fault (too many open files, no memory):
-    the run left them out, or as the index had them, and said so in a warning each, then exited 0,
-    and a script took the index for up to date."""
+    """Exit 1 when notes could not be read for a fault (too many open files, no memory; an I/O
+    error): the run left them out, or as the index had them, and said so in a warning each, then
+    exited 0, and a script took the index for up to date (a disk losing a note's sector, every night)."""
     if not report.not_read:
         return
     first = report.not_read[0]
     more = f" and {plural(len(report.not_read) - 1, 'other')}" if len(report.not_read) > 1 else ""
     # by errno, not by words: strerror speaks the system's language ("Trop de fichiers ouverts")
     out_of_files = any(n.get("errno") in ("EMFILE", "ENFILE") for n in report.not_read)
-    hint = " (raise the limit on open files, `ulimit -n 4096`)" if out_of_files else ""
+    import errno
+
+    from .vault import PASSING
+
+    passing = {errno.errorcode[e] for e in PASSING if e in errno.errorcode}
+    if out_of_files:
+        hint = "run `brain index` again (raise the limit on open files, `ulimit -n 4096`)"
+    elif all(n.get("errno") in passing for n in report.not_read):
+        hint = "run `brain index` again"
+    else:  # a fault of the disk or of where the note lives, which may stay
+        hint = "`brain index` reads them again; if they fail again, mend the disk or the share, or .brainignore them"
     raise click.ClickException(
         escaped(
             f"{first['path']}{more} could not be read now ({first['detail']}): left out, or as the index had "
-            f"them; run `brain index` again{hint}"
+            f"them; {hint}"
         )
     )
 

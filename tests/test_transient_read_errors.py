@@ -171,9 +171,9 @@ def test_notes_brain_index_could_not_read_for_a_passing_fault_make_it_exit_1(toy
     assert {f"New {i}.md" for i in range(3)} <= _paths(toy_vault)
 
 
-def test_an_indexed_note_kept_for_a_passing_fault_makes_brain_index_exit_1_not_an_eio(toy_vault, failing):
-    """ENOMEM keeps the indexed note and fails the run; EIO (a fault of the disk or the note's
-    place, which `brain status` lists) keeps it as before, exit 0."""
+def test_an_indexed_note_kept_for_a_fault_makes_brain_index_exit_1(toy_vault, failing):
+    """ENOMEM keeps the indexed note and fails the run, and so does EIO (a fault of the disk or
+    the note's place, which `brain status` lists), with the way out of one that stays."""
     note = write(toy_vault, "Diary.md", TEXT)
     _index(toy_vault)
     _touch(note)
@@ -181,8 +181,59 @@ def test_an_indexed_note_kept_for_a_passing_fault_makes_brain_index_exit_1_not_a
     result = _invoke("index", "--vault", str(toy_vault))
     assert result.exit_code == 1 and "Diary.md could not be read now" in result.output, result.output
     assert "ulimit" not in result.output and "Diary.md" in _paths(toy_vault)
+    assert "run `brain index` again" in result.output.strip().splitlines()[-1], result.output
     failing([note], errno.EIO)
-    assert _invoke("index", "--vault", str(toy_vault)).exit_code == 0
+    result = _invoke("index", "--vault", str(toy_vault))
+    assert result.exit_code == 1 and "Diary.md" in _paths(toy_vault), result.output
+    assert "mend the disk or the share, or .brainignore them" in result.output.strip().splitlines()[-1]
+
+
+def test_a_note_on_a_failing_disk_makes_every_brain_index_exit_1_until_it_reads(tmp_path):
+    """A note whose every read fails with EIO (a bad sector; here os.open made to fail so in the
+    `brain index` process): it was left out, or kept as indexed, a warning each run, and the run
+    exited 0, so a cron job that reads exit codes took the index for up to date, night after night.
+    It exits 1 on one line naming the note, --json's not_read has it ("EIO"), and `.brainignore`
+    (leaving it out on purpose) or the disk mended ends it."""
+    vault = tmp_path / "vault"
+    write(vault, "Kept.md", "# Kept\n\nquagga\n")
+    bad = write(vault, "Bad sector.md", "# Bad sector\n\nokapi\n")
+    code = (
+        "import errno, os, sys, conftest; real = os.open; bad = os.environ['FAIL_OPEN']\n"
+        "def failing(path, *args, **kwargs):\n"
+        "    if bad and os.fspath(path) == bad: raise OSError(errno.EIO, os.strerror(errno.EIO), os.fspath(path))\n"
+        "    return real(path, *args, **kwargs)\n"
+        "os.open = failing; sys.argv[0] = 'brain'\n"
+        "from brain.__main__ import main; main()\n"
+    )
+    env = {**os.environ, "BRAIN_HOME": str(tmp_path / "home"), "BRAIN_EMBED_MODEL": "fake:64"}
+    env["BRAIN_RERANK_MODEL"] = "none"
+
+    def index(*extra: str, fail: Path | None = bad) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-c", code, "index", "--vault", str(vault), *extra],
+            cwd=Path(__file__).parent,
+            env={**env, "FAIL_OPEN": os.fspath(fail) if fail else ""},
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+
+    for _ in range(2):  # the first run, and the next: read again, failed again
+        done = index()
+        assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
+        last = done.stderr.strip().splitlines()[-1]
+        assert last.startswith("Error: Bad sector.md could not be read now (Input/output error)"), last
+        assert done.stdout.startswith("1 notes") and "1 read-error" in done.stdout, done.stdout
+    done = index("--json")
+    assert done.returncode == 1, done.stderr[-2000:]
+    not_read = json.loads(done.stdout)["not_read"]
+    assert not_read == [{"path": "Bad sector.md", "detail": "Input/output error", "errno": "EIO"}], not_read
+    (vault / ".brainignore").write_text("Bad sector.md\n")
+    assert index().returncode == 0  # left out on purpose
+    (vault / ".brainignore").unlink()
+    done = index(fail=None)  # the disk mended
+    assert done.returncode == 0 and done.stdout.startswith("2 notes"), done.stdout + done.stderr[-2000:]
 
 
 @pytest.mark.parametrize("err", [errno.EMFILE, errno.ENFILE], ids=errno.errorcode.get)

@@ -361,14 +361,14 @@ def test_a_new_note_whose_read_failed_is_not_read_again_by_each_ask(toy_vault, f
     again. Unchanged since it failed, it is skipped as a parse-error is: `brain index` tries it."""
     secret = write(toy_vault, "Diary.md", SECRET)
     failing(secret)
-    assert _invoke("index", "--vault", str(toy_vault)).exit_code == 0
+    assert _invoke("index", "--vault", str(toy_vault)).exit_code == 1  # said, and kept out
     assert _skipped(toy_vault)["Diary.md"] == "read-error"
     assert sum(vault_status(toy_vault).pending.values()) == 0
     opened = _reads(monkeypatch, secret)
     assert _ask_no_server(toy_vault, "--no-update")["stale_notes"] == 0
     assert _ask_no_server(toy_vault)["stale_notes"] == 0
     assert opened == [] and _skipped(toy_vault)["Diary.md"] == "read-error"  # the pass kept its record
-    assert _invoke("index", "--vault", str(toy_vault)).exit_code == 0  # asked for: read again
+    assert _invoke("index", "--vault", str(toy_vault)).exit_code == 1  # asked for: read again, failed again
     assert len(opened) == 1 and _skipped(toy_vault)["Diary.md"] == "read-error"
     failing(None)  # the fault passed, and the note changed: the next ask reads and indexes it
     _touch(secret)

@@ -34,7 +34,6 @@ from ..text import REPORTED, for_search
 from ..vault import (
     IGNORE_FILE,
     PARSE_ERROR,
-    PASSING,
     READ_ERROR,
     Link,
     Skipped,
@@ -97,10 +96,12 @@ class IndexReport:
     # Files and folders this user may not read, not skipped for it by the run before: said once,
     # by name (`brain status --verbose` lists them every time), {"path", "detail"} each.
     unreadable: list[dict[str, str]] = field(default_factory=list)
-    # Notes and folders this run could not read for a passing fault (``vault.PASSING``: too many
-    # open files, no memory), read again and failed again: left as the index had them, or out
-    # when new. {"path", "detail", "errno"} each (errno's name, "EMFILE": what the hint is chosen
-    # by, as ``detail`` is in the system's language); `brain index` exits 1 on them.
+    # Notes and folders this run could not read for a fault (``READ_ERROR``): a passing one
+    # (``vault.PASSING``: too many open files, no memory) read again and failed again, or one that
+    # may stay (EIO: a bad sector, a share or a sync placeholder that does not answer): left as the
+    # index had them, or out when new. {"path", "detail", "errno"} each (errno's name, "EMFILE":
+    # what the hint is chosen by, as ``detail`` is in the system's language); `brain index` exits 1
+    # on them, where a cron job took the index for up to date.
     not_read: list[dict[str, str]] = field(default_factory=list)
     seconds: float = 0.0
     moved_aside: str | None = None  # --rebuild over a damaged index: where the damaged one went
@@ -444,9 +445,10 @@ class _Run:
         self.report.unchanged -= change.recheck  # its stat had counted it unchanged
 
     def _not_read(self, skip: Skipped) -> None:
-        """Counts a file whose read failed for a passing fault (``IndexReport.not_read``)."""
-        if skip.errno is not None and skip.errno in PASSING:
-            name = errno.errorcode.get(skip.errno, str(skip.errno))
+        """Counts a file whose read failed for a fault, not by anyone's choice (``READ_ERROR``,
+        ``IndexReport.not_read``): a passing one (``PASSING``), or one that may stay (EIO)."""
+        if skip.reason == READ_ERROR:
+            name = errno.errorcode.get(skip.errno, str(skip.errno)) if skip.errno is not None else ""
             self.report.not_read.append({"path": skip.path, "detail": skip.detail, "errno": name})
 
     def _to_parse(self, change: changes.Change) -> Work | None:
