@@ -322,3 +322,81 @@ def test_the_lanes_read_past_a_long_gone_note_in_a_few_steps(tmp_path, monkeypat
     result = _ask(root, "narwhal tusk", "ppr", DEPTH2, [LONG_GONE])
     assert len(result.lanes["anchor_lex"]) == len(result.lanes["anchor_dense"]) == 2
     assert calls["fts_search"] <= 2 and calls["chunk_note_ids"] <= 8, calls
+
+
+# ----- how deep a chunk search reads past the gone notes (recall/live.py) ----------------------
+
+
+class _Ranked:
+    """A store of one-chunk live notes and gone notes of many chunks, and the one search over
+    them: the chunk ids in ``ranking``'s order (chunk id c of note ``note[c]``)."""
+
+    def __init__(self, note: dict[int, int], ranking: list[int]):
+        self.note, self.ranking = note, ranking
+        self.asked: list[int] = []
+
+    def chunk_note_ids(self, chunk_ids):
+        return {c: self.note[c] for c in chunk_ids if c in self.note}
+
+    def note_chunk_counts(self, note_ids):
+        counts: dict[int, int] = {}
+        for n in self.note.values():
+            if n in note_ids:
+                counts[n] = counts.get(n, 0) + 1
+        return counts
+
+    def search(self, reach: int) -> list[tuple[int, float]]:
+        self.asked.append(reach)
+        return [(c, -float(i)) for i, c in enumerate(self.ranking[:reach])]
+
+
+def _long_gone_ranking(gone_chunks: int, gone_at: list[int], live: int = 2000) -> tuple[_Ranked, list[int]]:
+    """Note 0 gone, of ``gone_chunks`` chunks: at the places ``gone_at`` of the ranking, the rest
+    below every live chunk; live notes 1.. one chunk each. Returns the store, and the live
+    chunk ids in ranking order."""
+    gone_ids = list(range(live, live + gone_chunks))
+    note = {c: c + 1 for c in range(live)} | {c: 0 for c in gone_ids}
+    ranking = list(range(live))
+    for place, c in zip(sorted(gone_at), gone_ids):
+        ranking.insert(place, c)
+    ranking += gone_ids[len(gone_at) :]
+    return _Ranked(note, ranking), list(range(live))
+
+
+def test_a_few_chunks_of_a_long_gone_note_do_not_send_the_search_past_all_of_its_chunks():
+    """A gone note of 5,000 sections (a log, a journal kept in one note) with 3 chunks among
+    BM25's 300 hits: the search went on 5,300 deep (every chunk it has), for 3 places; at scale a
+    search that deep is one FTS5 cannot narrow, scoring every match. Twice as deep finds them."""
+    from brain.recall.live import live_hits
+
+    store, live = _long_gone_ranking(5000, [10, 150, 290])
+    found = live_hits(store, store.search, 300, {0})  # type: ignore[arg-type]
+    assert [c for c, _ in found.hits] == live[:300] and found.gone == {0: 10}
+    assert store.asked == [300, 600], store.asked
+
+
+def test_a_long_gone_note_that_fills_the_hits_is_searched_past_at_once():
+    """Its chunks most of the hits: every one of them may be above the next live one, asked for
+    in one more search (not doubling, a search a step, through 5,000 chunks)."""
+    from brain.recall.live import live_hits
+
+    store, live = _long_gone_ranking(5000, [place for place in range(3000) if place % 10])  # 9 in 10
+    found = live_hits(store, store.search, 300, {0})  # type: ignore[arg-type]
+    assert [c for c, _ in found.hits] == live[:300]
+    assert len(store.asked) == 2 and store.asked[1] == 300 + 5000, store.asked
+
+
+def test_live_hits_are_the_first_live_chunks_of_the_whole_ranking_however_the_gone_lie():
+    import random
+
+    from brain.recall.live import live_hits
+
+    rng = random.Random(7)
+    for _ in range(300):
+        chunks = rng.randint(1, 400)
+        places = sorted(rng.sample(range(0, 600), rng.randint(0, min(chunks, 300))))
+        store, live = _long_gone_ranking(chunks, places, live=rng.randint(0, 500))
+        wanted = rng.randint(1, 200)
+        found = live_hits(store, store.search, wanted, {0})  # type: ignore[arg-type]
+        assert [c for c, _ in found.hits] == live[:wanted], (chunks, places, wanted)
+        assert len(store.asked) <= 2 + (len(live) + chunks).bit_length(), store.asked

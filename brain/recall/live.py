@@ -4,8 +4,10 @@ A lane that asks for a fixed number of chunks (BM25's 5 × depth, the anchor lan
 and folds them into notes found nothing past one gone note whose chunks filled the search: a
 note of 200 matching sections took every place, and asking "one note deeper" searched 5 chunks
 more, still its. ``live_hits`` searches on until it has the chunks wanted of the other notes:
-each step as much deeper as every chunk of the gone notes it met (what they can still take),
-and at least as much again as they took. One search, and no read, while nothing is gone.
+each step as much deeper as every chunk of the gone notes it met (what they can still take)
+where they took most of the hits, else twice as deep at most (a gone note of thousands of
+sections with a few among them), and at least as much again as they took. One search, and no
+read, while nothing is gone.
 """
 
 from __future__ import annotations
@@ -56,10 +58,13 @@ def live_hits(
             break
         met = {note_of[c] for c, _ in hits if note_of.get(c) in gone}
         taken = len(hits) - len(live)
-        # Every chunk of the gone notes met may be above the next live one: asked for at once
-        # (one more search for a gone note of hundreds of sections), and never less than they
-        # took again (gone notes met a few chunks each, more below them).
-        reach = max(wanted + sum(store.note_chunk_counts(sorted(met)).values()), reach + taken)
+        # Past every chunk of the gone notes met, the live chunks wanted are found (unless other
+        # gone notes are met below): asked for at once when the gone notes took most of the hits
+        # (one more search for a gone note of hundreds of sections filling them), else twice as
+        # deep at most: a few chunks of a gone note of thousands among the hits searched a note
+        # of 5,000 sections deep for the 3 chunks it took. Never less than they took again.
+        past_them = wanted + sum(store.note_chunk_counts(sorted(met)).values())
+        reach = max(reach + taken, past_them if 2 * taken > len(hits) else min(past_them, 2 * reach))
         hits = list(search(reach))
     live = live[:wanted]
     left_out: dict[int, int] = {}
