@@ -390,6 +390,39 @@ def test_a_request_over_the_limit_is_refused_by_the_client_without_sending_it(to
         assert refused.value.code == "bad_request" and time.monotonic() - started < 1
 
 
+def test_a_reply_that_runs_on_is_dropped_past_the_cap_not_read_into_memory_whole(toy_vault):
+    """A reply is read whole into memory: one that ran on (a server's bug, a process answering on
+    its socket) filled it at the socket's pace until the deadline, GBs within `brain ask`'s 30 s.
+    Here 160 MiB of a well-formed reply, sent in pieces: read whole and answered before."""
+    sent: list[int] = []
+
+    def answer(listener: socket.socket) -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.settimeout(10)
+            while not conn.recv(65536).endswith(b"\n"):
+                pass
+            piece = b"a" * (1 << 20)
+            try:
+                conn.sendall(b' {"v":1,"ok":true,"result":"')
+                for _ in range(160):
+                    conn.sendall(piece)
+                    sent.append(len(piece))
+                conn.sendall(b'"}\n')
+            except OSError:  # the client stopped reading and closed: what it should do
+                pass
+
+    with server_socket(toy_vault) as listener:
+        thread = threading.Thread(target=answer, args=(listener,), daemon=True)
+        thread.start()
+        started = time.monotonic()
+        with pytest.raises(client.NoServer, match=r"sent a reply over 128 MiB: not read"):
+            client.call(toy_vault.resolve(), "ping", timeout=60)
+        assert time.monotonic() - started < 30
+        thread.join(30)
+    assert sum(sent) < 160 << 20  # the rest was never read
+
+
 # ----- the socket ------------------------------------------------------------------------------
 
 

@@ -34,6 +34,11 @@ CONNECT_PAUSE = 0.02  # at most this long between tries to connect while the ser
 # together do not come back together); and the time that must be left after a pause for another try.
 RETRY_PAUSES = (0.025, 0.1)
 RETRY_LEFT = 0.05
+# A reply is read into memory whole: one that runs on (a server's bug, a process answering on its
+# socket) filled it at the socket's pace until the deadline, GBs within `brain ask`'s. Past this
+# it is dropped: over any real answer (the largest, a note read with max_chars at the protocol's
+# 10,000,000 characters, each escaped in 6 bytes, is 60 MB; `ask` at k 200 in two modes, 3 MB).
+MAX_REPLY_BYTES = 128 << 20
 
 
 class NoServer(Exception):
@@ -160,6 +165,8 @@ def _call_once(root: Path, path: str, payload: bytes, deadline: float, timeout: 
         ) from None
     except _Unanswered as exc:
         raise Refused(f"brain serve for {root} closed the connection unanswered ({exc})") from None
+    except _TooLarge:
+        raise NoServer(f"brain serve for {root} sent a reply over {MAX_REPLY_BYTES >> 20} MiB: not read") from None
     except TimeoutError as exc:
         raise Unresponsive(f"brain serve for {root} did not answer in {timeout:g} s ({exc})") from None
     except (OSError, ValueError, RecursionError) as exc:  # refused, missing socket, reset, bad or too deep JSON
@@ -197,15 +204,21 @@ class _Dropped(OSError):
     """The server took the request (``protocol.TAKEN``), then closed without a byte of answer."""
 
 
+class _TooLarge(Exception):
+    """The reply ran past ``MAX_REPLY_BYTES``: the rest is not read."""
+
+
 def _exchange(path: str, payload: bytes, deadline: float) -> Any:
     """Send ``payload``, return the reply read. A server that answered before reading the whole
     request (``busy``, from a server before it read such requests through) and closed has the
     write fail (a broken pipe), or the read after the answer (a reset), with its answer already
     here: it is read all the same, and the error raised only when no whole answer came:
-    ``_Unanswered`` when not a byte came, ``_Dropped`` when only ``protocol.TAKEN`` did."""
+    ``_Unanswered`` when not a byte came, ``_Dropped`` when only ``protocol.TAKEN`` did;
+    ``_TooLarge`` past ``MAX_REPLY_BYTES``."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     broken: OSError | None = None
     chunks: list[bytes] = []
+    size = 0
     try:
         _connect(sock, path, deadline)
         sock.settimeout(_left(deadline))
@@ -220,6 +233,9 @@ def _exchange(path: str, payload: bytes, deadline: float) -> Any:
                 chunk = sock.recv(1 << 16)
                 if not chunk:
                     break
+                size += len(chunk)
+                if size > MAX_REPLY_BYTES:
+                    raise _TooLarge
                 chunks.append(chunk)
         except ConnectionResetError as exc:
             broken = broken or exc
