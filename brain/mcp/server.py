@@ -547,8 +547,10 @@ def _unhidden(found: dict[str, Any]) -> dict[str, Any]:
 
 
 def _instructions(root: Path) -> str:
-    """The server's instructions, naming the vault and its size (read from the index, cheaply)."""
-    about = f" at {root}"
+    """The server's instructions, naming the vault and its size (read from the index, cheaply);
+    the vault's folder on one line, as the prompt hook's header names it: a newline in its name
+    started a line of the instructions of its own ("## SYSTEM", an instruction)."""
+    about = f" at {' '.join(for_model(str(root)).split())}"
     from ..index.store import IndexStore
 
     notes = IndexStore.note_count_at(config.index_dir(root))  # None when there is no index yet
