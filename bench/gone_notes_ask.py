@@ -14,12 +14,16 @@ process's: steadier on a shared machine), and new/old; and how the two trees' an
 and with files gone, how many lanes came back shorter than the other tree's and how many
 gone notes any answer held. ``--depth`` sets the lanes' depth (the default's 60 reads 300
 BM25 chunks, more than the SRD's longest note has: 12 reads 60); ``--heading-queries`` asks the
-longest note's headings too (what it is about: many of its sections match them).
+longest note's headings too (what it is about: many of its sections match them). It prints how
+deep the chunk searches that read past gone notes went (``recall/live.py``: how many searched
+again, and the deepest against the chunks wanted); ``--grow N`` first writes and indexes a note of
+N sections, each a paragraph of the vault's notes (a log kept in one note, a few of whose chunks
+are among many queries' hits), as the longest note (taken out and indexed out at the end).
 
     git archive main | tar -x -C /tmp/old-brain
     BRAIN_HOME=/tmp/srd-home BRAIN_EMBED_MODEL=/path/to/minilm HF_HUB_OFFLINE=1 BRAIN_RERANK_MODEL=none \\
         python bench/gone_notes_ask.py --vault /tmp/srd --baseline /tmp/old-brain [--rounds 5] [--gone 20] \\
-        [--long-gone 1] [--depth 12] [--heading-queries 10]
+        [--long-gone 1] [--depth 12] [--heading-queries 10] [--grow 3000]
 """
 
 from __future__ import annotations
@@ -43,19 +47,34 @@ from brain.recall.opening import open_recaller
 from brain.recall.types import RecallSettings
 vault, modes, queries, depth = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3]), int(sys.argv[4])
 settings = RecallSettings(depth=depth) if depth else None
+searches = []  # (wanted, [reach of each search]) of each chunk search past the gone notes
+try:  # the chunk searches that read past gone notes (recall/live.py), in a tree that has them
+    from brain.recall import anchors, live, pipeline
+
+    def traced(store, search, wanted, gone, _live_hits=live.live_hits):
+        asked = []
+        found = _live_hits(store, lambda reach: asked.append(reach) or search(reach), wanted, gone)
+        searches.append((wanted, asked))
+        return found
+
+    pipeline.live_hits = anchors.live_hits = traced
+except (ImportError, AttributeError):
+    pass
 recaller = open_recaller(vault, update=False)
 recaller.ask(queries[0], settings=settings)  # the model, vectors and graph loaded: what follows is warm
-times, answers = {}, {}
+times, answers, depths = {}, {}, {}
 for mode in modes:
     recaller.ask(queries[0], mode, settings)
     spent, said = times[mode], answers[mode] = [], []
+    searches.clear()
     for q in queries[1:]:
         t, c = time.perf_counter(), time.process_time()
         result = recaller.ask(q, mode, settings)
         spent.append(((time.perf_counter() - t) * 1000, (time.process_time() - c) * 1000))
         lanes = {lane: [c.path for c in found] for lane, found in result.lanes.items()}
         said.append({"results": [c.path for c in result.results], "lanes": lanes})
-print(json.dumps({"gone": len(recaller.gone), "times": times, "answers": answers}))
+    depths[mode] = list(searches)
+print(json.dumps({"gone": len(recaller.gone), "times": times, "answers": answers, "depths": depths}))
 recaller.close()
 """
 
@@ -78,11 +97,11 @@ def measure(
     trees: dict[str, Path], vault: Path, modes: list[str], queries: list[str], rounds: int, depth: int, moved: list[str]
 ) -> None:
     spent: dict[str, dict[str, list[list[float]]]] = {name: {m: [] for m in modes} for name in trees}
-    gone, answers = {}, {}
+    gone, answers, depths = {}, {}, {}
     for i in range(rounds):
         for name in list(trees)[:: 1 if i % 2 == 0 else -1]:  # each tree first in every other round
             answer = run(trees[name], vault, modes, queries, depth)
-            gone[name], answers[name] = answer["gone"], answer["answers"]
+            gone[name], answers[name], depths[name] = answer["gone"], answer["answers"], answer.get("depths", {})
             for mode in modes:
                 spent[name][mode] += answer["times"][mode]
     print(f"  notes gone: {gone}")
@@ -91,7 +110,25 @@ def measure(
             old = statistics.median(t[k] for t in spent["old"][mode])
             new = statistics.median(t[k] for t in spent["new"][mode])
             print(f"  {mode:<12} {what} old {old:7.2f} ms   new {new:7.2f} ms   new/old {new / old:.3f}")
+        for name in trees:
+            print(f"  {mode:<12} {name}: {reach(depths[name].get(mode, []))}")
         compare(mode, answers["old"][mode], answers["new"][mode], moved)
+
+
+def reach(searches: list[list]) -> str:
+    """How deep the chunk searches past gone notes went: of those that searched more than once,
+    how many, their searches, and the deepest against what was wanted."""
+    past = [(wanted, asked) for wanted, asked in searches if len(asked) > 1]
+    if not searches:
+        return "chunk searches not traced (a tree without recall/live.py)"
+    if not past:
+        return f"{len(searches)} chunk searches, none past a gone note"
+    deepest = max(past, key=lambda p: max(p[1]) / p[0])
+    more = statistics.median(len(asked) - 1 for _, asked in past)
+    return (
+        f"{len(past)} of {len(searches)} chunk searches went past a gone note, {more:g} more searches (median),"
+        f" deepest {max(deepest[1])} chunks for {deepest[0]} wanted (x{max(deepest[1]) / deepest[0]:.1f})"
+    )
 
 
 def compare(mode: str, old: list[dict], new: list[dict], moved: list[str]) -> None:
@@ -135,6 +172,13 @@ def main() -> None:
         "--heading-queries", type=int, default=0, help="this many of the longest note's headings asked too"
     )
     parser.add_argument("--modes", default="hybrid+ppr,graph")
+    parser.add_argument(
+        "--grow",
+        type=int,
+        default=0,
+        help="first write a note of this many sections, each a paragraph of the vault's notes (a log kept in"
+        " one note), and index it (this tree): the longest note; taken out and indexed out at the end",
+    )
     args = parser.parse_args()
     queries = [json.loads(line)["query"] for line in QUERIES.read_text().splitlines() if line.strip()]
     queries = queries[: args.queries + 1]
@@ -142,6 +186,39 @@ def main() -> None:
     notes = sorted(
         p for p in args.vault.rglob("*.md") if not any(part.startswith(".") for part in p.relative_to(args.vault).parts)
     )
+    grown = grow(args.vault, notes, args.grow) if args.grow > 0 else None
+    try:
+        measure_all(args, [*notes, grown] if grown else notes, queries, modes)
+    finally:
+        if grown is not None:
+            grown.unlink()
+            index(args.vault)
+
+
+GROWN = "Long log (gone_notes_ask).md"
+
+
+def grow(vault: Path, notes: list[Path], sections: int) -> Path:
+    """A note of ``sections`` sections, each a paragraph of the vault's notes, written and indexed."""
+    paragraphs = [
+        p.strip()
+        for note in notes
+        for p in note.read_text(errors="replace").split("\n\n")
+        if len(p.strip()) > 80 and p.lstrip()[:1] not in ("#", "|", "-", ">", "`")
+    ]
+    body = "\n\n".join(f"## Entry {i}\n\n{paragraphs[(i * 7919) % len(paragraphs)]}" for i in range(sections))
+    path = vault / GROWN
+    path.write_text(f"# Long log\n\n{body}\n")
+    index(vault)
+    return path
+
+
+def index(vault: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, "-m", "brain", "index", "--quiet", "--vault", str(vault)], env=env, check=True)
+
+
+def measure_all(args: argparse.Namespace, notes: list[Path], queries: list[str], modes: list[str]) -> None:
     longest = sorted(notes, key=lambda p: (-p.stat().st_size, p))[: max(args.long_gone, 0)]
     if longest and args.heading_queries > 0:  # what the long note is about: many of its chunks match
         queries += headings(longest[0])[: args.heading_queries]
