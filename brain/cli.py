@@ -239,6 +239,8 @@ def _fail_if_not_read(report: IndexReport) -> None:
         hint = "run `brain index` again (raise the limit on open files, `ulimit -n 4096`)"
     elif all(n.get("errno") in passing for n in report.not_read):
         hint = "run `brain index` again"
+    elif all(n.get("errno") == "ENAMETOOLONG" for n in report.not_read):  # the vault's shape, no fault
+        hint = "their path is longer than the system opens: shorten a folder's name on the way, or .brainignore them"
     else:  # a fault of the disk or of where the note lives, which may stay
         hint = "`brain index` reads them again; if they fail again, mend the disk or the share, or .brainignore them"
     raise click.ClickException(

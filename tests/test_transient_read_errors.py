@@ -186,6 +186,11 @@ def test_an_indexed_note_kept_for_a_fault_makes_brain_index_exit_1(toy_vault, fa
     result = _invoke("index", "--vault", str(toy_vault))
     assert result.exit_code == 1 and "Diary.md" in _paths(toy_vault), result.output
     assert "mend the disk or the share, or .brainignore them" in result.output.strip().splitlines()[-1]
+    failing([note], errno.ENAMETOOLONG)  # no disk to mend: a path past what the system opens
+    result = _invoke("index", "--vault", str(toy_vault))
+    last = result.output.strip().splitlines()[-1]
+    assert result.exit_code == 1 and "mend the disk" not in last, result.output
+    assert "path is longer than the system opens" in last and ".brainignore them" in last, last
 
 
 def test_a_note_on_a_failing_disk_makes_every_brain_index_exit_1_until_it_reads(tmp_path):
