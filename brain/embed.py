@@ -240,11 +240,13 @@ HUB_PROBE_SECONDS = 3.0
 
 
 def hub_unreachable(model_name: str) -> str | None:
-    """Why the Hugging Face hub cannot be reached for ``model_name``, or None (a folder, offline
-    mode, a proxy, or the hub answering a TCP connect). huggingface_hub retries a hub it cannot
+    """Why the Hugging Face hub cannot be reached for ``model_name``, or None (a folder or an
+    absolute path, offline mode, a proxy, or the hub answering a TCP connect). huggingface_hub retries a hub it cannot
     reach with backoff: measured here, a hub name took 81 s to fail without HF_HUB_OFFLINE, with
     its retry lines on stderr. A connect bounded by HUB_PROBE_SECONDS (the name lookup too, in
     a thread) tells in a moment."""
+    if os.path.isabs(model_name):  # a folder, there or not: the hub has nothing to say about it
+        return None
     if os.path.isdir(model_name) or os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}:
         return None
     if any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
@@ -345,6 +347,13 @@ def model_load_message(
     )
     if os.path.isdir(model_name):
         hint = f"{model_name} is a folder but not a loadable model; set {variable} to a model folder."
+    elif os.path.isabs(model_name) and not os.path.lexists(model_name):  # a folder, never a hub name
+        example = config.DEFAULT_RERANK_MODEL if variable == "BRAIN_RERANK_MODEL" else config.DEFAULT_EMBED_MODEL
+        hint = (
+            f"No such folder: set {variable} to the folder that holds the model (its config.json)"
+            f"{' or to none (no reranking)' if variable == 'BRAIN_RERANK_MODEL' else ''}, "
+            f"or download one into it (`huggingface-cli download {example} --local-dir {model_name}`)."
+        )
     return f"cannot load the {kind} model {model_name!r}: {reason}. {hint}"
 
 

@@ -325,6 +325,26 @@ def test_cli_shows_one_line_for_an_unloadable_model(toy_vault, monkeypatch):
     assert "BRAIN_EMBED_MODEL" in result.stderr and "Traceback" not in result.output
 
 
+@pytest.mark.parametrize("offline", [True, False])
+def test_a_model_folder_that_is_not_there_is_said_so_not_sent_to_the_hub(toy_vault, tmp_path, monkeypatch, offline):
+    """BRAIN_EMBED_MODEL=/a/folder/gone (a typo, a disk not mounted) was told to `huggingface-cli
+    download /a/folder/gone`, and without HF_HUB_OFFLINE that the hub cannot be reached after a
+    3 s probe: a folder is no hub name, and what is wrong is the path."""
+    gone = str(tmp_path / "models" / "no-such-folder")
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", gone)
+    if offline:
+        monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    else:
+        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{_closed_port()}")  # a hub nobody answers for
+    result = CliRunner().invoke(cli, ["index", "--vault", str(toy_vault)])
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.output
+    assert result.stderr.startswith(f"Error: cannot load the embedding model {gone!r}: ")
+    assert "set BRAIN_EMBED_MODEL to the folder that holds the model (its config.json)" in result.stderr
+    assert f"download {gone}" not in result.stderr and "cannot be reached" not in result.stderr
+
+
 def test_tiny_cross_encoder_scores_pairs_differently():
     from sentence_transformers import CrossEncoder
 
