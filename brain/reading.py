@@ -50,6 +50,14 @@ class NoteNotFound(BrainError):
     """No indexed note answers to the name (the message suggests near names)."""
 
 
+class NoNoteNamed(NoteNotFound):
+    """No indexed note answers to the name; ``suggested``: the message names near ones."""
+
+    def __init__(self, message: str, suggested: bool = False):
+        super().__init__(message)
+        self.suggested = suggested
+
+
 class OutsideVault(BrainError):
     """The reference points outside the vault; brain never reads there."""
 
@@ -131,7 +139,7 @@ def match_note(store: NoteNames, ref: str) -> NoteMatch:
     names = sorted({title for _, title in titles})
     close = difflib.get_close_matches(normal, names, n=3, cutoff=0.6)
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    raise NoteNotFound(f"no note {quoted(ref)} in the index (by path, title or alias){hint}")
+    raise NoNoteNamed(f"no note {quoted(ref)} in the index (by path, title or alias){hint}", suggested=bool(close))
 
 
 def _loose(name: str) -> str:

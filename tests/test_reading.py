@@ -322,6 +322,30 @@ def test_an_empty_note_name_is_refused_in_the_same_line_by_every_command(indexed
     assert said == {"Error: an empty name names no note: give a note's path, title or alias, e.g. 'Rollout plan'\n"}
 
 
+@pytest.mark.parametrize(
+    "name, typed",
+    [("kafka retries", '"kafka retries"'), ("it's here", '"it\'s here"'), ('say "$HOME"', "'say \"$HOME\"'")],
+)
+def test_a_name_no_note_answers_to_says_how_to_find_the_note(indexed, name, typed):
+    """`brain note "kafka retries"` said "no note … in the index" and stopped there, nothing near
+    to suggest: a new user typing a topic, not a title, is told how to search for it, in a line
+    the shell takes as typed."""
+    root, _ = indexed
+    for command in ("note", "neighbours"):
+        out = CliRunner().invoke(cli, [command, "--vault", str(root), name])
+        assert out.exit_code == 1 and out.output.count("\n") == 1, (command, out.output)
+        assert out.output.endswith(
+            f" in the index (by path, title or alias): `brain ask {typed}` finds notes by what they say\n"
+        )
+        assert shlex.split(typed) == [name]
+    for pasted in ("x" * 5000, "line one\nline two", "invoice\u202etxt"):  # the name is not said twice
+        out = CliRunner().invoke(cli, ["note", "--vault", str(root), pasted])
+        assert out.exit_code == 1 and out.output.count("\n") == 1, out.output
+        assert out.output.endswith(": `brain ask` finds notes by what they say\n") and len(out.output) < 300
+    out = CliRunner().invoke(cli, ["note", "--vault", str(root), "Grpah RAG"])  # a near name: that suggestion alone
+    assert out.exit_code == 1 and out.output.endswith("; did you mean 'Graph RAG'?\n") and "brain ask" not in out.output
+
+
 def test_neighbours_shows_a_link_written_many_times_once_with_its_count(toy_vault):
     # A generated note linking [[Home]] 5,000 times printed 5,000 identical lines.
     write(toy_vault, "Log.md", "# Log\n\n" + "".join(f"entry {i} [[Home]]\n" for i in range(5000)) + "[[Ghost]]\n")
