@@ -1221,3 +1221,24 @@ def test_a_file_another_program_rewrites_at_every_try_is_left_as_it_wrote_it_and
     assert "Traceback" not in out.output and len(out.output.strip().splitlines()) == 1, out.output
     assert json.loads(path.read_text()) == {"model": "opus", "numStartups": setup.EDIT_TRIES}
     assert _backups(path) == [] and sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]
+
+
+@pytest.mark.parametrize("kind", ["mcp", "hook"])
+def test_a_folder_that_refuses_the_new_file_is_named_not_brains_temporary_file(tmp_path, monkeypatch, kind):
+    """`brain mcp install` in a read-only project said "cannot write …/.mcp.json: Read-only file
+    system (…/..mcp.json.tmp-79y3kgnw)": a name the user never made and cannot find. The folder
+    that refused it is named (a root user's tests cannot make a folder refuse: mkstemp is told to)."""
+
+    def refused(*args, dir, prefix, **kwargs):
+        raise OSError(30, "Read-only file system", os.path.join(dir, prefix + "79y3kgnw"))
+
+    path = tmp_path / ("proj/.mcp.json" if kind == "mcp" else "proj/.claude/settings.json")
+    path.parent.mkdir(parents=True)
+    path.write_text('{"permissions": {}}\n' if kind == "hook" else "{}\n")
+    monkeypatch.setattr(setup.tempfile, "mkstemp", refused)
+    with pytest.raises(ConfigError) as caught:
+        if kind == "mcp":
+            mcp_setup.install(path, {"type": "stdio", "command": "/opt/brain/bin/brain", "args": ["mcp"]})
+        else:
+            setup.install(path)
+    assert str(caught.value) == f"cannot write {path}: Read-only file system ({path.parent}); the file is unchanged"

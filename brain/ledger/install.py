@@ -482,7 +482,9 @@ def _write(path: Path, target: Path, content: bytes, original: os.stat_result | 
     except OSError as exc:
         if made is not None:
             made.unlink(missing_ok=True)
-        where = exc.filename or target
+        where = Path(exc.filename or target)
+        if where.name.startswith(f".{target.name}.tmp-"):  # the new file written beside: its folder is what refused
+            where = where.parent
         raise ConfigError(f"cannot write {path}: {exc.strerror or exc} ({where}); the file is unchanged") from exc
     return made
 
