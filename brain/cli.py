@@ -217,6 +217,18 @@ def index(
     )
     if report.unreadable:
         click.echo(escaped(_unreadable_line(report.unreadable)))
+    if not report.notes:  # a folder given for the vault's (its parent, a project's): nothing to recall from
+        click.echo(
+            escaped(
+                f"  no notes in {report.vault}: brain indexes the *.md files in it and its folders; if the notes "
+                "are elsewhere, give that folder (--vault PATH or BRAIN_VAULT)"
+                + (
+                    f"; of the {plural(report.skipped, 'file')} skipped, `brain status -v` says why"
+                    if report.skipped
+                    else ""
+                )
+            )
+        )
     _fail_if_not_read(report)
 
 

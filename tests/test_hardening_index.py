@@ -731,6 +731,26 @@ def test_ask_on_an_indexed_empty_vault_says_it_has_no_notes(tmp_path):
     assert _ask(root) == ["First.md"]
 
 
+def test_index_of_a_folder_with_no_notes_says_so_and_where_they_are_looked_for(tmp_path):
+    """`brain index --vault ~/Documents` (the notes one folder deeper, elsewhere) printed "0 notes,
+    0 chunks indexed", exit 0, as if all were well: a new user learnt it at `brain ask`."""
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    out = _invoke("index", "--vault", str(bare))
+    assert out.exit_code == 0 and out.stdout.startswith("0 notes, 0 chunks indexed")
+    assert out.stdout.splitlines()[-1] == (
+        f"  no notes in {bare}: brain indexes the *.md files in it and its folders; if the notes are "
+        "elsewhere, give that folder (--vault PATH or BRAIN_VAULT)"
+    )
+    (bare / ".obsidian").mkdir()
+    (bare / ".obsidian" / "workspace.md").write_text("# ws\n")
+    out = _invoke("index", "--vault", str(bare))
+    assert out.stdout.splitlines()[-1].endswith("; of the 1 file skipped, `brain status -v` says why")
+    assert "no notes in" not in _invoke("index", "--vault", str(bare), "--json").stdout
+    write(bare, "First.md", "# First\n\nsqlite wal checkpoint notes\n")
+    assert "no notes in" not in _invoke("index", "--vault", str(bare)).stdout
+
+
 def test_never_indexed_is_still_its_own_message(toy_vault):
     with pytest.raises(NoIndexError, match="no index for"):
         open_recaller(toy_vault)
