@@ -6,6 +6,7 @@ brain.ledger.cli, brain.evaluation.cli) import it at module level without a cycl
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import io
@@ -15,7 +16,7 @@ import math
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 import click
@@ -348,3 +349,22 @@ def one_file(user: bool, explicit: object, option: str) -> None:
     (--settings won, and the user's own file was left as it was while install said it was done)."""
     if user and explicit is not None:
         raise click.UsageError(f"--user and {option} each name the file to edit: give one")
+
+
+REFUSED = {errno.EACCES, errno.EPERM, errno.EROFS}
+
+
+@contextlib.contextmanager
+def project_folder_hint(project: bool) -> Iterator[None]:
+    """An install into the project's file (./.claude/settings.json, ./.mcp.json) that the folder
+    refused (run in /, a read-only checkout): the error said what failed and nothing to do next.
+    It says where to run it instead, or --user."""
+    from .errors import ConfigError
+
+    try:
+        yield
+    except ConfigError as exc:
+        cause = exc.__cause__
+        if not project or not isinstance(cause, OSError) or cause.errno not in REFUSED:
+            raise
+        raise ConfigError(f"{exc}: run it in your project's folder, or with --user (every project)") from cause

@@ -1242,3 +1242,25 @@ def test_a_folder_that_refuses_the_new_file_is_named_not_brains_temporary_file(t
         else:
             setup.install(path)
     assert str(caught.value) == f"cannot write {path}: Read-only file system ({path.parent}); the file is unchanged"
+
+
+@pytest.mark.parametrize("command", [["hook", "install"], ["hook", "install", "--prompt"], ["mcp", "install"]])
+def test_a_project_folder_that_refuses_the_install_says_where_to_run_it(tmp_path, monkeypatch, toy_vault, command):
+    """`brain hook install` run where the user may not write (/, a read-only checkout) ended at
+    "cannot write …; nothing was changed": one line, and nothing to do next. It says to run it
+    in the project's folder or with --user; a file named with --settings is the user's choice
+    and gets no such advice."""
+
+    def refused(*args, dir, prefix, **kwargs):
+        raise OSError(30, "Read-only file system", os.path.join(dir, prefix + "79y3kgnw"))
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("BRAIN_VAULT", str(toy_vault))
+    monkeypatch.setattr(setup.tempfile, "mkstemp", refused)
+    out = CliRunner().invoke(cli, command)
+    assert out.exit_code == 1 and out.output.count("\n") == 1 and "Traceback" not in out.output, out.output
+    assert out.output.startswith("Error: cannot write ") and "Read-only file system" in out.output
+    assert out.output.endswith(": run it in your project's folder, or with --user (every project)\n")
+    named = ["--settings", str(tmp_path / "s.json")] if command[0] == "hook" else ["--config", str(tmp_path / "m.json")]
+    out = CliRunner().invoke(cli, [*command, *named])
+    assert out.exit_code == 1 and "Read-only file system" in out.output and "--user" not in out.output

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from ..cli_options import not_blank, vault_option
-from ..cli_support import emit_json, library_errors, list_or_stats_flags, one_file
+from ..cli_support import emit_json, library_errors, list_or_stats_flags, one_file, project_folder_hint
 from ..text import escaped, plural, shell_word, terminal_safe
 
 
@@ -86,7 +86,8 @@ def install(
         for kind, command in commands.items():
             click.echo(f"  {setup.HOOKS[kind][0]}: {command}")
         return
-    click.echo(setup.install_hooks(path, commands).message)
+    with project_folder_hint(not user and settings_file is None):
+        click.echo(setup.install_hooks(path, commands).message)
     _other_scope_advice(path, commands)
     if "stop" in kinds:
         _ledger_advice()

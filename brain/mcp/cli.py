@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from ..cli_options import not_blank, vault_option
-from ..cli_support import library_errors, one_file
+from ..cli_support import library_errors, one_file, project_folder_hint
 
 
 @click.group(invoke_without_command=True)
@@ -105,7 +105,8 @@ def install(
     if dry_run:
         click.echo(f"would write to {path}:\n" + json.dumps({"mcpServers": {name: entry}}, indent=2))
         return
-    click.echo(setup.install(path, entry, name).message)
+    with project_folder_hint(not user and config_file is None):
+        click.echo(setup.install(path, entry, name).message)
 
 
 @mcp.command()
