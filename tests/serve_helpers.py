@@ -14,8 +14,10 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable, Iterator
+import weakref
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from conftest import FakeEmbedder
 from brain.server import protocol, runtime
 from brain.server.daemon import Daemon
 from brain.server.service import Service
+from brain.server.watcher import VaultWatcher
 
 TESTS = Path(__file__).resolve().parent
 LAUNCHER = TESTS / "brain_with_fakes.py"
@@ -44,11 +47,13 @@ def served(
         vault.resolve(), embedder=embedder or FakeEmbedder(), watch=watch, settle_ms=settle_ms, **service_options
     )
     daemon = Daemon(vault.resolve(), service, http=http)
+    heard = Heard(service.watcher)  # before the watch begins: ``settled`` waits on what it hears
     daemon.start()
     try:
         assert service.wait_ready(ready_within), "the server did not load the index"
         assert service.state == "ready", service.failure
         wait_until(lambda: not service.watcher.busy, ready_within, "the first pass")
+        heard.forget()
         yield daemon
     finally:
         daemon.stop()
@@ -125,10 +130,100 @@ def wait_until(predicate: Callable[[], Any], timeout: float = 20.0, what: str = 
         time.sleep(0.05)
 
 
-def settled(daemon: Daemon, timeout: float = 30.0) -> None:
-    """Wait until the watcher has seen and served every change made so far."""
-    time.sleep(0.4)  # let the file system's events arrive
-    wait_until(lambda: not daemon.service.watcher.busy, timeout, "the watcher to settle")
+class Heard:
+    """What a served vault's watcher heard: each changed path it gathered for a pass (its
+    ``_relevant``, and under it ``_poll_links`` and ``_poll_modes``: symlinks' targets, modes
+    under polling), with how many passes had begun when it was heard. Those run on the watching
+    thread between passes, just before the path joins the batch, so every pass numbered past
+    that count began after the change was heard and indexed it (a pass re-plans the vault)."""
+
+    def __init__(self, watcher: VaultWatcher):
+        self.watcher = watcher
+        self._lock = threading.Lock()
+        self._passes: dict[str, int] = {}  # path → the watcher's passes when it was last heard
+        for name in ("_relevant", "_poll_links", "_poll_modes"):
+            setattr(watcher, name, self._recording(getattr(watcher, name)))
+        _HEARD[watcher] = self
+
+    @classmethod
+    def of(cls, daemon: Daemon) -> Heard:
+        return _HEARD[daemon.service.watcher]
+
+    def _recording(self, find: Callable[..., set[str]]) -> Callable[..., set[str]]:
+        def recorded(*args: Any) -> set[str]:
+            paths = find(*args)
+            with self._lock:
+                for path in paths:
+                    self._passes[path] = self.watcher.passes
+            return paths
+
+        return recorded
+
+    def paths(self) -> set[str]:
+        with self._lock:
+            return set(self._passes)
+
+    def passes_when(self, wanted: Iterable[str]) -> int | None:
+        """The passes begun when the last of ``wanted`` was heard, or None while one is not yet.
+        A path is heard by itself, by a path under it (a folder's, "Folder/") or by a folder
+        above it (a folder moved in is heard, not its notes)."""
+        with self._lock:
+            counts = []
+            for want in wanted:
+                matched = [
+                    count
+                    for path, count in self._passes.items()
+                    if path == want
+                    or (want.endswith("/") and path.startswith(want))
+                    or (path.endswith("/") and want.startswith(path))
+                ]
+                if not matched:
+                    return None
+                counts.append(max(matched))
+            return max(counts)
+
+    def forget(self) -> None:
+        with self._lock:
+            self._passes.clear()
+
+
+_HEARD: weakref.WeakKeyDictionary[VaultWatcher, Heard] = weakref.WeakKeyDictionary()
+
+
+def settled(daemon: Daemon, *paths: str, timeout: float = 30.0) -> None:
+    """Wait until the watcher has heard the change of each of ``paths`` (vault-relative, as the
+    watcher names them: "Note.md", "Folder/"; a symlinked folder's notes by the link's path)
+    and a pass begun after that has ended, its index served, and nothing else is pending. What
+    was heard is forgotten then: the next call waits for changes made after this one. It
+    waited a fixed 0.4 s for the events instead, as long as a change was heard at once and
+    longer than needed, 38 times."""
+    if not paths or not all(isinstance(path, str) for path in paths):
+        raise TypeError(f"settled() takes the vault paths whose change it waits for, not {paths!r}")
+    heard = Heard.of(daemon)
+
+    def heard_all() -> tuple[int] | None:
+        passes = heard.passes_when(paths)
+        return None if passes is None else (passes,)
+
+    try:
+        (passes,) = wait_until(heard_all, timeout, f"the watcher to hear of {', '.join(paths)}")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; it heard {sorted(heard.paths())}") from None
+    passed(daemon, passes, timeout)
+    heard.forget()
+
+
+def passed(daemon: Daemon, passes: int, timeout: float = 30.0) -> None:
+    """Wait until a pass begun after the first ``passes`` has ended, its index served, and the
+    watcher has nothing else pending (for a pass no event asks for: a watch begun again)."""
+    watcher = daemon.service.watcher
+    wait_until(lambda: watcher.passes > passes and not watcher.busy, timeout, f"a pass after pass {passes}")
+
+
+def quiet(seconds: float = 0.5) -> None:
+    """A wait for something NOT to happen (no pass, no log line): nothing to wait on, so a
+    time, named here so that it is not taken for one of the waits above."""
+    time.sleep(seconds)
 
 
 def queries_done(daemon: Daemon, timeout: float = 30.0) -> None:

@@ -244,7 +244,7 @@ def test_a_server_pass_skips_the_note_and_serves_the_others(tmp_path, monkeypatc
     with served(vault) as daemon:
         write(vault, BOOM, "# Boom\n\nThe quagga lives here.\n")
         write(vault, "Fresh.md", "# Fresh\n\nThe okapi note.\n")
-        settled(daemon)
+        settled(daemon, BOOM, "Fresh.md")
         paths = daemon.service.run(lambda r: set(r.store.note_rows()), timeout=30)
         assert "Fresh.md" in paths and BOOM not in paths
         assert daemon.service.unindexed is None  # the pass went through

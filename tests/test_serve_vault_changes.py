@@ -11,14 +11,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import write
 from index_helpers import index_into
-from serve_helpers import LAUNCHER, brain_env, served, settled, wait_until
+from serve_helpers import LAUNCHER, brain_env, passed, served, settled, wait_until
 
 from brain import config
 from brain.server.daemon import Daemon
@@ -95,9 +95,15 @@ def indexed_state(vault: Path, home: Path) -> dict:
 
 
 def assert_served_as_indexed(daemon: Daemon, vault: Path, home: Path, timeout: float = 30) -> None:
-    settled(daemon, timeout)
-    served = served_state(daemon)
+    """What the server serves comes to be what a fresh index of the vault as it is gives, and
+    stays so once the watcher has nothing pending. (It waited 0.4 s for the events to arrive,
+    then for the watcher: the fresh index takes longer than the server's pass, so the wait is
+    mostly on it.)"""
     fresh = fresh_state(vault, home)
+    watcher = daemon.service.watcher
+    with suppress(AssertionError):  # timed out: the comparison below says what differs
+        wait_until(lambda: not watcher.busy and served_state(daemon) == fresh, timeout, "the vault served as indexed")
+    served = served_state(daemon)
     assert served["notes"].keys() == fresh["notes"].keys()
     assert served == fresh
 
@@ -125,7 +131,7 @@ def test_a_symlinked_note_kept_outside_the_vault_is_served_as_edited(toy_vault, 
                 os.replace(tmp_path / "kept" / ".Zebra.md.swp", kept)
             else:
                 kept.write_text(text, encoding="utf-8")
-            settled(daemon)
+            settled(daemon, "Zebra.md")
             assert word in _text(daemon, "Zebra.md")
         assert_served_as_indexed(daemon, toy_vault, tmp_path / "fresh")
 
@@ -139,10 +145,8 @@ def test_a_folder_linked_in_while_serving_is_watched(toy_vault, tmp_path, pollin
     _index(toy_vault)
     with served(toy_vault, force_polling=polling) as daemon:
         os.symlink(kept, toy_vault / "Linked")
-        # Waited for, not slept on: ``settled`` gives the watcher 0.4 s to hear of a change, and a
-        # poller on a loaded machine (16 runs at once) had not looked yet, so nothing was busy.
         wait_until(lambda: "quagga" in _text(daemon, "Linked/Zebra.md"), 60, "the linked folder's note served")
-        settled(daemon)
+        settled(daemon, "Linked/")
         write(kept, "Zebra.md", "# Zebra\n\nThe okapi herd crosses the river.\n")
         write(kept, "Deep/Gnu.md", "# Gnu\n\nThe gnu migrates. [[Zebra]]\n")
         wait_until(lambda: "okapi" in _text(daemon, "Linked/Zebra.md"), 60, "the linked note's edit served")
@@ -161,7 +165,7 @@ def test_a_note_linked_from_a_linked_folder_to_elsewhere_is_watched(toy_vault, t
     with served(toy_vault) as daemon:
         assert "far herd" in _text(daemon, "Linked/Far.md")
         far.write_text("# Far\n\nThe distant herd.\n", encoding="utf-8")
-        settled(daemon)
+        settled(daemon, "Linked/Far.md")
         assert "distant herd" in _text(daemon, "Linked/Far.md")
         assert_served_as_indexed(daemon, toy_vault, tmp_path / "fresh")
 
@@ -176,10 +180,10 @@ def test_a_linked_folder_pointed_elsewhere_is_watched_there(toy_vault, tmp_path)
     with served(toy_vault) as daemon:
         os.symlink(second, toy_vault / "Linked.tmp")
         os.replace(toy_vault / "Linked.tmp", toy_vault / "Linked")
-        settled(daemon)
+        settled(daemon, "Linked/")
         assert "gnu herd" in _text(daemon, "Linked/Gnu.md")
         write(second, "Gnu.md", "# Gnu\n\nThe wildebeest herd.\n")
-        settled(daemon)
+        settled(daemon, "Linked/Gnu.md")
         assert "wildebeest" in _text(daemon, "Linked/Gnu.md")
         assert_served_as_indexed(daemon, toy_vault, tmp_path / "fresh")
 
@@ -251,12 +255,12 @@ def test_brainignore_in_another_case_on_a_case_insensitive_file_system_while_ser
         assert any(p.startswith("Cooking/") for p in served_state(daemon)["notes"])
         ignore.write_text("TEMPLATES/\ncooking/\npeople/ada*\n", encoding="utf-8")
         wait_until(lambda: not any(p.startswith("Cooking/") for p in served_state(daemon)["notes"]), 30, "a pass")
-        settled(daemon, 30)
+        settled(daemon, ".brainignore")
         notes = set(served_state(daemon)["notes"])
         assert notes == walked() and not any(p.startswith(("Cooking/", "People/Ada")) for p in notes)
         ignore.write_text("Templates/\n", encoding="utf-8")
         wait_until(lambda: any(p.startswith("Cooking/") for p in served_state(daemon)["notes"]), 30, "a pass")
-        settled(daemon, 30)
+        settled(daemon, ".brainignore")
         assert set(served_state(daemon)["notes"]) == walked()
 
 
@@ -345,7 +349,7 @@ def test_a_note_whose_symlink_target_is_swapped_outside_the_vault(toy_vault, tmp
     with served(toy_vault) as daemon:
         os.symlink("v2.md", kept / "next.md")
         os.replace(kept / "next.md", kept / "current.md")
-        settled(daemon)
+        settled(daemon, "Zebra.md")
         assert "second herd" in _text(daemon, "Zebra.md")
         (kept / "current.md").unlink()  # nowhere, then back
         assert_served_as_indexed(daemon, toy_vault, tmp_path / "fresh1")
@@ -375,9 +379,10 @@ def test_answers_while_the_vault_is_gone_say_so_and_stop_saying_once_it_is_back(
         results = service.ask("agent memory", ["hybrid"], RecallSettings(k=3))
         assert results[0].results and results[0].stale
         assert any("moved or deleted" in w and str(toy_vault) in w for w in results[0].warnings)
+        passes = service.watcher.passes  # none runs: the watcher waits for the vault to be back
         os.rename(tmp_path / "elsewhere", toy_vault)
         wait_until(lambda: not service.status()["watch"].get("gone"), 10, "the server to see the vault back")
-        settled(daemon)
+        passed(daemon, passes)  # the pass over the vault back, which no event asks for
         results = service.ask("agent memory", ["hybrid"], RecallSettings(k=3))
         assert results[0].results and not results[0].stale and not results[0].warnings
         assert_served_as_indexed(daemon, toy_vault, tmp_path / "fresh")
@@ -558,9 +563,12 @@ def test_a_folder_unreadable_then_readable_under_a_server_file_modes_bind(toy_va
         return (client.status(root) or {}).get("watch") or {"busy": True}
 
     def settled_then_compared(step: str) -> dict:
-        time.sleep(0.6)  # the events' arrival
-        wait_until(lambda: not watch()["busy"], 30, "settling")
-        served, fresh = indexed_state(toy_vault, brain_home), fresh_state(toy_vault, tmp_path / step, prefix)
+        # what the server committed comes to be a fresh index of the vault as it is (it slept
+        # 0.6 s for the events to arrive, then compared)
+        fresh = fresh_state(toy_vault, tmp_path / step, prefix)
+        with suppress(AssertionError):  # timed out: the comparison below says what differs
+            wait_until(lambda: not watch()["busy"] and indexed_state(toy_vault, brain_home) == fresh, 30, step)
+        served = indexed_state(toy_vault, brain_home)
         assert served["notes"].keys() == fresh["notes"].keys(), step
         assert served == fresh, step
         return served
@@ -605,10 +613,11 @@ def test_a_rescan_that_finds_what_no_event_told_of_watches_again_and_says_so(toy
         assert daemon.service.status()["watch"]["unheard"] == 0
         write(toy_vault, "Lost/First.md", "# First\n\nA note no event told of.\n")
         wait_until(lambda: daemon.service.status()["watch"]["unheard"] == 1, 15, "a rescan to find the note")
+        rescans = watcher.passes  # that rescan's (or, begun since, the pass of the watch started again)
         status = daemon.service.status()
         assert status["watch"]["last_unheard"]["changes"] == 1, status["watch"]
         assert status["last_update"]["reason"] == "rescan" and status["last_update"]["new"] == 1
-        settled(daemon)  # the watch started again, and its pass
+        passed(daemon, rescans)  # the watch started again, and its pass (no event asks for it)
         write(toy_vault, "Lost/Second.md", "# Second\n\nAnother note no event told of.\n")
         wait_until(lambda: daemon.service.status()["watch"]["unheard"] == 2, 15, "a rescan to find the second")
         assert "Lost/Second.md" in daemon.service.run(lambda r: r.store.note_paths(), timeout=10)

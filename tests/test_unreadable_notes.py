@@ -206,13 +206,13 @@ def test_a_note_made_unreadable_under_brain_serve_is_no_longer_served(toy_vault,
         assert "Diary.md" in answered()
         secret.chmod(0)
         try:
-            settled(daemon)
+            settled(daemon, "Diary.md")
             assert "Diary.md" not in answered()
             assert request(daemon, "note", note="Diary.md")["error"]["code"] == "not_found"
             assert _skipped(toy_vault)["Diary.md"] == "unreadable"  # `brain status`
         finally:
             secret.chmod(0o644)
-        settled(daemon)
+        settled(daemon, "Diary.md")
         assert "Diary.md" in answered()
 
 
