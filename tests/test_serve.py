@@ -1817,5 +1817,6 @@ def test_a_question_the_server_took_and_gave_up_on_is_not_asked_again(toy_vault,
     with served(toy_vault, watch=False) as daemon:
         with pytest.raises(client.NoServer, match="busy"):
             client.ask(daemon.root, QUESTION, ["hybrid"], RecallSettings(k=3), update=False, timeout=10, tries=8)
-        time.sleep(1.5)  # any question sent again would have begun by now
+        # any question sent again was queued behind the first, before this: run by the time it is
+        queries_done(daemon)  # (it slept 1.5 s for it)
     assert len(ran) == 1, f"the question ran {len(ran)} times for one ask"

@@ -116,8 +116,8 @@ def test_a_vault_swapped_for_another_folder_is_watched_again(toy_vault, tmp_path
         write(toy_vault, "After.md", "# After\n\nThe numbat note.\n")
         wait_until(lambda: "After.md" in _paths(daemon), 5, "a save in the new folder")
 
-        shutil.rmtree(toy_vault)  # deleted, then made again
-        time.sleep(1)
+        shutil.rmtree(toy_vault)  # deleted, then made again (once the server has seen it gone)
+        wait_until(lambda: daemon.service.watcher.gone, 10, "the server to see the vault gone")
         toy_vault.mkdir()
         write(toy_vault, "Again.md", "# Again\n\nThe wombat note.\n")
         wait_until(lambda: _paths(daemon) == {"Again.md"}, 10, "the vault made again")

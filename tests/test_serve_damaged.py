@@ -9,7 +9,6 @@ import json
 import logging
 import os
 import sqlite3
-import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from serve_helpers import served, wait_until
 
 from brain import config
 from brain.cli import cli
+from brain.server import service as service_module
 from brain.server.service import Service
 
 QUESTION = "how should agent memory work"
@@ -48,18 +48,23 @@ def _paths(stdout: str) -> list[str]:
     return [r["path"] for r in json.loads(stdout)["results"]]
 
 
-def test_a_server_over_an_index_without_its_links_answers_as_brain_ask_does(toy_vault, caplog):
+def test_a_server_over_an_index_without_its_links_answers_as_brain_ask_does(toy_vault, caplog, monkeypatch):
     _damage(_indexed(toy_vault), "DROP TABLE links")
     code, local, _ = _brain("ask", "--vault", str(toy_vault), "--json", "--no-server", QUESTION)
     assert code == 0 and _paths(local)  # in-process: the graph stages fall back
     caplog.set_level(logging.INFO, logger="brain")
+    monkeypatch.setattr(service_module, "PROBE_EVERY", 0.1)  # an idle probe at each quiet moment
     with served(toy_vault, ready_within=20) as daemon:
+        probes = []
+        moved = daemon.service._moved
+        daemon.service._moved = lambda: probes.append(1) or moved()  # type: ignore[method-assign]
         before = daemon.service.queries
         code, out, err = _brain("ask", "--vault", str(toy_vault), "--json", QUESTION)
         assert code == 0, err
         assert daemon.service.queries == before + 1  # the server answered it
         assert _paths(out) == _paths(local)
-        time.sleep(2.5)  # an idle probe or more: the damage is not said again on each
+        # idle probes: the damage is not said again on each (it slept 2.5 s for one or more)
+        wait_until(lambda: len(probes) >= 3, 30, "three idle probes")
     failures = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert failures and all(r.exc_info is None for r in failures)  # one line each, no traceback
     assert all(f"brain index --rebuild --vault {toy_vault.resolve()}" in r.getMessage() for r in failures)
