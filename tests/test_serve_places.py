@@ -225,6 +225,8 @@ from pathlib import Path
 sys.path.insert(0, sys.argv[2])
 from serve_helpers import served
 logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(levelname)s %(message)s")
+import brain.server.daemon
+brain.server.daemon.ACCEPT_QUIET = float(sys.argv[3])  # the quiet that ends an episode, shortened
 with served(Path(sys.argv[1]), watch=False) as daemon:
     open_now = len(os.listdir("/proc/self/fd"))
     resource.setrlimit(resource.RLIMIT_NOFILE, (open_now + 8, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
@@ -247,18 +249,29 @@ def test_a_server_out_of_descriptors_says_so_once_and_waits_instead_of_spinning(
     again, are one episode), a pause between tries, and one line once none has failed for a
     while."""
     _index(toy_vault)
+    quiet = 0.6  # ACCEPT_QUIET (2 s), past the longest pause between tries (ACCEPT_PAUSES, 0.2 s)
+    assert quiet > 2 * max(daemon_module.ACCEPT_PAUSES)
     server = subprocess.Popen(
-        [sys.executable, "-c", SERVER_SHORT_OF_DESCRIPTORS, str(toy_vault.resolve()), str(TESTS)],
+        [sys.executable, "-c", SERVER_SHORT_OF_DESCRIPTORS, str(toy_vault.resolve()), str(TESTS), str(quiet)],
         env=brain_env(),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
+    lines: list[str] = []  # the server's log, as it says it
+    reader = threading.Thread(target=lambda: lines.extend(line.decode() for line in server.stderr or ()))
+    reader.start()
+
+    def log_after_exit() -> str:
+        server.wait(30)
+        reader.join(30)
+        return "".join(lines)
+
     held: list[socket.socket] = []
     try:
         assert server.stdout is not None
         path = server.stdout.readline().decode().strip()
-        assert path, server.communicate(timeout=30)[1].decode()[-2000:]
+        assert path, log_after_exit()[-2000:]
         assert raw_exchange(path, protocol.encode(protocol.request("ping", str(toy_vault.resolve()))))
         for _ in range(20):  # 8 descriptors are left: connections saying nothing take them
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -273,14 +286,17 @@ def test_a_server_out_of_descriptors_says_so_once_and_waits_instead_of_spinning(
         held.clear()
         reply = raw_exchange(path, protocol.encode(protocol.request("ping", str(toy_vault.resolve()))))
         assert b'"ok":true' in reply, reply  # answered again once descriptors are free
-        time.sleep(getattr(daemon_module, "ACCEPT_QUIET", 2.0) + 1.0)  # none failing since: the episode is over
+        # none failing since: the episode is over (it slept ACCEPT_QUIET and a second for it)
+        wait_until(lambda: any("accepting connections on the socket again" in line for line in lines), 30, "the end")
     finally:
         for sock in held:
             sock.close()
         if server.poll() is None:
             server.send_signal(signal.SIGKILL)
-        _, err = server.communicate(timeout=30)
-    said = err.decode()
+        said = log_after_exit()
+        for stream in (server.stdin, server.stdout, server.stderr):
+            if stream:
+                stream.close()
     failing = [line for line in said.splitlines() if "cannot accept connections" in line]
     assert len(failing) == 1, said[-3000:]
     assert "file descriptors" in failing[0] and "ulimit -n" in failing[0], failing[0]
