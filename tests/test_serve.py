@@ -1487,7 +1487,6 @@ def test_files_created_and_deleted_before_a_pass_are_not_counted_as_changed_note
         assert watcher.pending == 6 and not watcher._running
         results = daemon.service.ask(QUESTION, ["vector"], RecallSettings())
         assert results[0].stale == 1 and any("1 note changed since" in w for w in results[0].warnings)
-        settled(daemon, "One.md")
 
 
 def test_a_server_that_cannot_open_the_index_on_a_full_disk_says_so_in_one_line(toy_vault, monkeypatch):
