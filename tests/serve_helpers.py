@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -133,14 +134,18 @@ def wait_until(predicate: Callable[[], Any], timeout: float = 20.0, what: str = 
 class Heard:
     """What a served vault's watcher heard: each changed path it gathered for a pass (its
     ``_relevant``, and under it ``_poll_links`` and ``_poll_modes``: symlinks' targets, modes
-    under polling), with how many passes had begun when it was heard. Those run on the watching
-    thread between passes, just before the path joins the batch, so every pass numbered past
-    that count began after the change was heard and indexed it (a pass re-plans the vault)."""
+    under polling), with how many passes had begun when it was heard and the path's state
+    then (``_state``). Those run on the watching thread between passes, just before the path
+    joins the batch, so every pass numbered past that count began after the change was heard
+    and indexed it (a pass re-plans the vault). A path heard in the state it is in now was
+    heard after its last change, not only after an earlier one: a change heard while a test
+    waited on something else says nothing of the next change of the same path."""
 
     def __init__(self, watcher: VaultWatcher):
         self.watcher = watcher
         self._lock = threading.Lock()
-        self._passes: dict[str, int] = {}  # path → the watcher's passes when it was last heard
+        # path → the watcher's passes when it was last heard, and its state then
+        self._heard: dict[str, tuple[int, tuple | None]] = {}
         for name in ("_relevant", "_poll_links", "_poll_modes"):
             setattr(watcher, name, self._recording(getattr(watcher, name)))
         _HEARD[watcher] = self
@@ -149,42 +154,63 @@ class Heard:
     def of(cls, daemon: Daemon) -> Heard:
         return _HEARD[daemon.service.watcher]
 
+    def _state(self, path: str) -> tuple | None:
+        """A path's state: what it leads to (a symlink followed) and the link itself; a
+        folder's identity and mode (its times change with what is in it); None when gone."""
+        full = os.path.join(self.watcher.root, *path.rstrip("/").split("/"))
+        states: list[tuple | None] = []
+        for look in (os.stat, os.lstat):
+            try:
+                st = look(full)
+            except OSError:
+                states.append(None)
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                states.append((st.st_dev, st.st_ino, st.st_mode))
+            else:
+                states.append((st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+        return None if states == [None, None] else tuple(states)
+
     def _recording(self, find: Callable[..., set[str]]) -> Callable[..., set[str]]:
         def recorded(*args: Any) -> set[str]:
             paths = find(*args)
+            heard = {path: (self.watcher.passes, self._state(path)) for path in paths}
             with self._lock:
-                for path in paths:
-                    self._passes[path] = self.watcher.passes
+                self._heard.update(heard)
             return paths
 
         return recorded
 
     def paths(self) -> set[str]:
         with self._lock:
-            return set(self._passes)
+            return set(self._heard)
 
     def passes_when(self, wanted: Iterable[str]) -> int | None:
-        """The passes begun when the last of ``wanted`` was heard, or None while one is not yet.
-        A path is heard by itself, by a path under it (a folder's, "Folder/") or by a folder
-        above it (a folder moved in is heard, not its notes)."""
+        """The passes begun when the last of ``wanted`` was heard as it is now, or None while
+        one is not yet. A path is heard by itself, by a path under it (a folder's, "Folder/")
+        or by a folder above it (a folder moved in is heard, not its notes)."""
         with self._lock:
-            counts = []
-            for want in wanted:
-                matched = [
-                    count
-                    for path, count in self._passes.items()
-                    if path == want
+            heard = dict(self._heard)
+        counts = []
+        for want in wanted:
+            matched = [
+                count
+                for path, (count, state) in heard.items()
+                if (
+                    path == want
                     or (want.endswith("/") and path.startswith(want))
                     or (path.endswith("/") and want.startswith(path))
-                ]
-                if not matched:
-                    return None
-                counts.append(max(matched))
-            return max(counts)
+                )
+                and state == self._state(path)
+            ]
+            if not matched:
+                return None
+            counts.append(max(matched))
+        return max(counts)
 
     def forget(self) -> None:
         with self._lock:
-            self._passes.clear()
+            self._heard.clear()
 
 
 _HEARD: weakref.WeakKeyDictionary[VaultWatcher, Heard] = weakref.WeakKeyDictionary()
