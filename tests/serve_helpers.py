@@ -220,9 +220,9 @@ def settled(daemon: Daemon, *paths: str, timeout: float = 30.0) -> None:
     """Wait until the watcher has heard the change of each of ``paths`` (vault-relative, as the
     watcher names them: "Note.md", "Folder/"; a symlinked folder's notes by the link's path)
     and a pass begun after that has ended, its index served, and nothing else is pending. What
-    was heard is forgotten then: the next call waits for changes made after this one. It
-    waited a fixed 0.4 s for the events instead, as long as a change was heard at once and
-    longer than needed, 38 times."""
+    was heard is forgotten then. It slept a fixed 0.4 s for the events instead: one later than
+    that (a loaded machine) found the watcher idle, and the test asserted on an index without
+    the change."""
     if not paths or not all(isinstance(path, str) for path in paths):
         raise TypeError(f"settled() takes the vault paths whose change it waits for, not {paths!r}")
     heard = Heard.of(daemon)
@@ -244,12 +244,6 @@ def passed(daemon: Daemon, passes: int, timeout: float = 30.0) -> None:
     watcher has nothing else pending (for a pass no event asks for: a watch begun again)."""
     watcher = daemon.service.watcher
     wait_until(lambda: watcher.passes > passes and not watcher.busy, timeout, f"a pass after pass {passes}")
-
-
-def quiet(seconds: float = 0.5) -> None:
-    """A wait for something NOT to happen (no pass, no log line): nothing to wait on, so a
-    time, named here so that it is not taken for one of the waits above."""
-    time.sleep(seconds)
 
 
 def queries_done(daemon: Daemon, timeout: float = 30.0) -> None:
