@@ -170,9 +170,9 @@ def write_transaction(
     conn: sqlite3.Connection, *, wait: float = 0.0, waiting: Callable[[], None] | None = None
 ) -> Iterator[sqlite3.Connection]:
     """``BEGIN IMMEDIATE`` (the write lock first) … ``COMMIT``; rolled back on any exception.
-    ``wait`` and ``waiting``: see ``_begin_waiting``."""
+    ``wait`` and ``waiting``: see ``_until_not_busy``."""
     if wait > 0:
-        _begin_waiting(conn, wait, waiting)
+        _until_not_busy(conn, "BEGIN IMMEDIATE", wait, waiting)
     else:
         conn.execute("BEGIN IMMEDIATE")
     try:
@@ -187,25 +187,38 @@ def write_transaction(
         raise
 
 
-_WAIT_SLICE_MS = 250  # each BEGIN's own wait: Ctrl-C is seen between them
+_WAIT_SLICE_MS = 250  # each try's own wait: Ctrl-C is seen between them
 _TELL_AFTER = 1.0  # seconds of waiting before ``waiting`` is told: a pass's commit is not news
 
 
-def _begin_waiting(conn: sqlite3.Connection, wait: float, waiting: Callable[[], None] | None) -> None:
-    """``BEGIN IMMEDIATE``, waiting for a write lock held by another process up to ``wait`` seconds
-    (or the connection's busy timeout, if longer); ``waiting`` is told once the wait has lasted
-    ``_TELL_AFTER``. SQLite's own wait is cut into slices: one long busy timeout does not return
-    to Python, so Ctrl-C would not end it. Past the wait, SQLite's "database is locked"."""
+def _until_not_busy(
+    conn: sqlite3.Connection,
+    statement: str,
+    wait: float,
+    waiting: Callable[[], None] | None,
+    *,
+    pause: bool = False,
+) -> None:
+    """``statement``, tried again while SQLite says another process holds the lock it needs, up
+    to ``wait`` seconds (or the connection's busy timeout, if longer); ``waiting`` is told once
+    the wait has lasted ``_TELL_AFTER``. Past the wait, SQLite's "database is locked".
+
+    SQLite's own wait is cut into ``_WAIT_SLICE_MS`` slices: one long busy timeout does not
+    return to Python, so Ctrl-C would not end it, nor could ``waiting`` be told in time. A wait
+    of 0 on a busy timeout of 0 (a connection that must never wait) keeps the 0. ``pause``: a
+    short growing sleep between tries, for a statement SQLite may answer "locked" at once (its
+    deadlock rule skips the busy handler). The connection's busy timeout is put back."""
     busy_ms = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
     started = time.monotonic()
     deadline = started + max(wait, busy_ms / 1000)
+    delay = 0.002
     told = False
     try:
         while True:
             left_ms = int((deadline - time.monotonic()) * 1000)
-            conn.execute(f"PRAGMA busy_timeout = {max(1, min(_WAIT_SLICE_MS, left_ms))}")
+            conn.execute(f"PRAGMA busy_timeout = {min(_WAIT_SLICE_MS, max(1, left_ms)) if deadline > started else 0}")
             try:
-                conn.execute("BEGIN IMMEDIATE")
+                conn.execute(statement)
                 return
             except sqlite3.OperationalError as exc:
                 if not _is_busy(exc) or time.monotonic() >= deadline:
@@ -213,6 +226,9 @@ def _begin_waiting(conn: sqlite3.Connection, wait: float, waiting: Callable[[], 
             if not told and waiting is not None and time.monotonic() - started >= _TELL_AFTER:
                 told = True
                 waiting()
+            if pause:
+                time.sleep(delay)
+                delay = min(delay * 2, 0.05)
     finally:
         conn.execute(f"PRAGMA busy_timeout = {busy_ms}")
 
@@ -311,32 +327,10 @@ def _switch_to_wal(conn: sqlite3.Connection, timeout: float, waiting: Callable[[
     migration, twenty Stop hooks meeting a new brain.db) SQLite answers "database is locked"
     at once: its deadlock rule skips the busy handler. So wait here as the handler would.
     Where the handler does wait (an exclusive lock held: no read either), its wait is cut into
-    ``_WAIT_SLICE_MS`` slices, as ``_begin_waiting`` cuts it, so ``waiting`` is told in time
-    and Ctrl-C is seen.
+    slices (``_until_not_busy``), so ``waiting`` is told in time and Ctrl-C is seen.
     """
-    started = time.monotonic()
-    deadline = started + timeout
-    delay = 0.002
-    busy_ms = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
-    told = False
-    try:
-        while True:
-            left_ms = int((deadline - time.monotonic()) * 1000)
-            # (a busy timeout of 0, a connection that must never wait, keeps it)
-            conn.execute(f"PRAGMA busy_timeout = {min(_WAIT_SLICE_MS, max(1, left_ms)) if busy_ms else 0}")
-            try:
-                conn.execute("PRAGMA journal_mode = WAL")
-                return
-            except sqlite3.OperationalError as exc:
-                if not _is_busy(exc) or time.monotonic() >= deadline:
-                    raise
-            if not told and waiting is not None and time.monotonic() - started >= _TELL_AFTER:
-                told = True
-                waiting()
-            time.sleep(delay)
-            delay = min(delay * 2, 0.05)
-    finally:
-        conn.execute(f"PRAGMA busy_timeout = {busy_ms}")
+    # (connect's busy timeout is ``timeout``: a wait of 0 keeps a busy timeout of 0)
+    _until_not_busy(conn, "PRAGMA journal_mode = WAL", timeout, waiting, pause=True)
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
