@@ -12,7 +12,6 @@ and a file that is not SQLite is refused as it is.
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 import sqlite3
@@ -301,10 +300,11 @@ def database_error(path: Path, exc: BaseException) -> BrainDatabaseError:
         problem = _unreadable(path) or _unusable_beside(path)
         if problem:
             return BrainDatabaseError(problem)
-    limit = _file_size_limit_met(path, exc)
-    if limit is not None:
-        from .file_state import size_limit_words
+    from .file_state import file_size_limit_met, size_limit_words
 
+    # the database or its log reached the limit
+    limit = file_size_limit_met(exc, (f"{path}{suffix}" for suffix in ("", "-wal", "-shm")))
+    if limit is not None:
         return BrainDatabaseError(
             f"cannot write {path} ({text}): the file size limit (`ulimit -f`) stops a file at "
             f"{size_limit_words(limit)}; raise it (`ulimit -f unlimited`)"
@@ -349,32 +349,6 @@ def database_error(path: Path, exc: BaseException) -> BrainDatabaseError:
     if name.startswith("SQLITE_BUSY") or "locked" in text:
         return BrainDatabaseError(f"{path} is locked by another process ({text}); try again")
     return BrainDatabaseError(f"{path}: {text}")
-
-
-def _file_size_limit_met(path: Path, exc: BaseException) -> int | None:
-    """The file size limit (``ulimit -f``) when it is what stopped a write of the database at
-    ``path``: SQLite says "disk I/O error" (or "disk is full") of it, on a disk with room. Told by
-    the limit being set and the database or its log having reached it (or the limit being under
-    1 MiB, too low for any ledger)."""
-    name = getattr(exc, "sqlite_errorname", "")
-    text = str(exc)
-    if isinstance(exc, OSError):
-        if exc.errno != errno.EFBIG:
-            return None
-    elif not (name.startswith(("SQLITE_IOERR", "SQLITE_FULL")) or "disk I/O error" in text or "disk is full" in text):
-        return None
-    from .file_state import file_size_limit
-
-    limit = file_size_limit()
-    if limit is None or limit < 1 << 20:
-        return limit
-    for suffix in ("", "-wal", "-shm"):
-        try:
-            if os.stat(f"{path}{suffix}").st_size >= limit - (1 << 20):
-                return limit
-        except OSError:
-            continue
-    return None
 
 
 def _unreadable(path: Path) -> str | None:

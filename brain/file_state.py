@@ -13,6 +13,10 @@ import errno
 import os
 import stat
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 
 def unusable(path: Path, what: str, remake: str) -> str | None:
@@ -173,6 +177,34 @@ def file_size_limit() -> int | None:
     if limit == resource.RLIM_INFINITY or limit < 0:
         return None
     return limit
+
+
+def file_size_limit_met(exc: BaseException, files: Iterable[str | os.PathLike[str]]) -> int | None:
+    """The file size limit (``ulimit -f``, bytes) when it is what stopped the write that raised
+    ``exc`` on one of ``files``, else None. The write that meets it fails with EFBIG, which
+    SQLite says as "disk I/O error", and a -shm file it could not make its 32 KB as "disk is
+    full": a broken or a full disk, to read it, on a disk with room. Told by ``exc`` being one of
+    those, the limit being set, and one of ``files`` (those not there passed over) being within
+    1 MiB of it, or the limit being under 1 MiB: too low for any index or ledger."""
+    if isinstance(exc, OSError):
+        if exc.errno != errno.EFBIG:
+            return None
+    else:
+        name = getattr(exc, "sqlite_errorname", "")
+        text = str(exc)
+        if not (name.startswith(("SQLITE_IOERR", "SQLITE_FULL")) or "disk I/O error" in text or "disk is full" in text):
+            return None
+    limit = file_size_limit()
+    if limit is None or limit < 1 << 20:
+        return limit
+    for file in files:
+        try:
+            st = os.stat(file)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_size >= limit - (1 << 20):
+            return limit
+    return None
 
 
 def size_limit_words(limit: int) -> str:

@@ -42,7 +42,7 @@ from ..errors import (
     UnusableFileError,
     newer_than_this,
 )
-from ..file_state import file_size_limit, size_limit_words
+from ..file_state import file_size_limit, file_size_limit_met, size_limit_words
 from ..links import alias_key, key_stem, link_stem, note_keys
 from ..migrations import connect, has_table
 from ..text import shell_word
@@ -334,7 +334,7 @@ class IndexStore:
             full = no_room(exc)
             if not (readonly_ok and path.exists() and (is_not_writable(exc) or full)):
                 raise
-            limit = file_size_limit_met(directory, exc) if full else None
+            limit = file_size_limit_met(exc, _files_in(directory)) if full else None
             why = (
                 file_size_limit_message(directory, str(exc), limit)
                 if limit is not None
@@ -3229,24 +3229,15 @@ def no_room(exc: sqlite3.OperationalError) -> bool:
     return name in ("SQLITE_FULL", "SQLITE_IOERR_SHMSIZE") or "disk is full" in str(exc)
 
 
-def file_size_limit_met(directory: Path, exc: sqlite3.OperationalError) -> int | None:
-    """The file size limit (``ulimit -f``, bytes) when it is what stopped a write of the index
-    in ``directory``, else None. SQLite says "disk I/O error" for the write that met it (EFBIG),
-    or SQLITE_FULL-like "disk is full" for a -shm file it could not make its 32 KB: which read as
-    a broken or a full disk, on a disk with room. Told by the limit being set and a file of the
-    index having reached it (or the limit being too low for any index, under 1 MiB)."""
-    name = getattr(exc, "sqlite_errorname", "")
-    if not (name.startswith("SQLITE_IOERR") or no_room(exc) or "disk I/O error" in str(exc)):
-        return None
-    limit = file_size_limit()
-    if limit is None:
-        return None
-    if limit < 1 << 20:
-        return limit
-    with suppress(OSError):
-        if any(entry.stat().st_size >= limit - (1 << 20) for entry in os.scandir(directory) if entry.is_file()):
-            return limit
-    return None
+def _files_in(directory: Path) -> Iterator[str]:
+    """The paths of what is in ``directory``, read as they are asked for (none if it cannot be
+    read): the files of an index ``file_state.file_size_limit_met`` looks at."""
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                yield entry.path
+    except OSError:
+        return
 
 
 def file_size_limit_message(directory: Path, reason: str, limit: int) -> str:
@@ -3310,7 +3301,7 @@ def index_errors(directory: Path, vault: Path) -> Iterator[None]:
         if is_not_writable(exc):
             _refuse_read_only_file(database, exc)  # the file, not its folder: "make the folder writable" did nothing
             raise NotWritableError(not_writable_message(directory, str(exc))) from exc
-        limit = file_size_limit_met(directory, exc)
+        limit = file_size_limit_met(exc, _files_in(directory))
         if limit is not None:
             raise NoSpaceError(file_size_limit_message(directory, str(exc), limit)) from exc
         if no_room(exc):
