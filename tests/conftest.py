@@ -7,6 +7,7 @@ enough to test plumbing and to build vaults whose ranking is predictable.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -168,6 +169,15 @@ def files_given_back():
         import gc
 
         gc.collect()
+
+
+@pytest.fixture
+def closing():
+    """What a test opens and drops (a recaller, an index store), closed at the test's end, passed
+    or failed: ``recaller = closing(open_recaller(root))``. Dropped unclosed, its sqlite3
+    connection waits for a full collection (``files_given_back``) with its files open."""
+    with contextlib.ExitStack() as stack:
+        yield stack.enter_context
 
 
 @pytest.fixture(autouse=True)

@@ -116,6 +116,23 @@ def test_graph_promotes_linked_note_with_via(bridge_vault):
     assert all(c.via is None for c in graph.results if c.path != "Tide tables.md" and "graph" not in c.sources)
 
 
+def test_a_recaller_and_an_index_store_close_at_the_end_of_a_with_block(bridge_vault):
+    # Dropped unclosed, their sqlite3 connections (each refers to itself through its statement
+    # cache) hold their files open until a full garbage collection.
+    from brain.index.store import IndexStore
+    from brain.vault import resolve_vault
+
+    with open_recaller(bridge_vault) as recaller:
+        assert recaller.ask(QUESTION, "vector", small()).results
+    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+        recaller.store.conn.execute("SELECT 1")
+    with pytest.raises(KeyError), IndexStore.open(config.index_dir(resolve_vault(bridge_vault))) as store:
+        assert store.note_names()
+        raise KeyError("a failure inside the block")
+    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+        store.conn.execute("SELECT 1")
+
+
 def test_backlinks_are_followed(bridge_vault):
     # "Ada Lovelace" links to Storm log; a query matching Storm log reaches Ada via a backlink.
     recaller = open_recaller(bridge_vault)

@@ -109,6 +109,7 @@ INDEX_PAGE_SIZE = 8192
 HISTORY_CLOCK = "history_clock"  # meta: the latest moment history recorded at (``history_latest``)
 NAMES_CLOCK = "names_clock"  # meta: the latest moment a note's names changed (``Recorder.names_moved``)
 _T = TypeVar("_T")
+_Store = TypeVar("_Store", bound="IndexStore")
 
 
 @dataclass(frozen=True)
@@ -584,6 +585,12 @@ class IndexStore:
     def close(self) -> None:
         self._readers.close()
         self.conn.close()
+
+    def __enter__(self: _Store) -> _Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _open_reader(self) -> sqlite3.Connection:
         """Another connection to this store's database (``reader``), or OPEN_FAILURES: only

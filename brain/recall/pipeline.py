@@ -191,6 +191,12 @@ class Recaller:
         finally:
             self.store.close()
 
+    def __enter__(self) -> Recaller:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def keep_for_next_run(self) -> None:
         """Keep what this recaller built on disk for the next process (``brain serve`` as it
         stops: its next start then takes them over), unless the kept file is of this state."""
