@@ -173,11 +173,16 @@ def files_given_back():
 
 @pytest.fixture
 def closing():
-    """What a test opens and drops (a recaller, an index store), closed at the test's end, passed
-    or failed: ``recaller = closing(open_recaller(root))``. Dropped unclosed, its sqlite3
-    connection waits for a full collection (``files_given_back``) with its files open."""
+    """What a test opens and drops (a recaller, an index store, a connection), closed at the
+    test's end, passed or failed: ``recaller = closing(open_recaller(root))``. Dropped unclosed,
+    a sqlite3 connection waits for a full collection (``files_given_back``) with its files open."""
     with contextlib.ExitStack() as stack:
-        yield stack.enter_context
+
+        def close_at_the_end(thing):
+            stack.callback(thing.close)
+            return thing
+
+        yield close_at_the_end
 
 
 @pytest.fixture(autouse=True)

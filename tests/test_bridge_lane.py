@@ -80,8 +80,8 @@ QUESTION = (
 )
 
 
-def test_the_lane_ranks_the_described_notes_links_by_what_the_question_asks(bestiary):
-    recaller = open_recaller(bestiary)
+def test_the_lane_ranks_the_described_notes_links_by_what_the_question_asks(bestiary, closing):
+    recaller = closing(open_recaller(bestiary))
     result = recaller.ask(QUESTION, "hybrid+ppr", RecallSettings())
     assert result.lanes["dense"][0].path == "Soul Flenser.md"  # the note the question describes
     lane = result.lanes["bridge"]
@@ -101,8 +101,8 @@ def test_the_lane_ranks_the_described_notes_links_by_what_the_question_asks(best
     assert all(c.dense_score == pytest.approx(plain[c.note_id][1]) for c in lane)  # shown with the query's own cosine
 
 
-def test_the_lane_lifts_the_second_note_of_a_bridge_question(bestiary):
-    recaller = open_recaller(bestiary)
+def test_the_lane_lifts_the_second_note_of_a_bridge_question(bestiary, closing):
+    recaller = closing(open_recaller(bestiary))
     settings = RecallSettings(weights={**RecallSettings().weights, "bridge": 5.0})
     without = recaller.ask(QUESTION, "hybrid+ppr", RecallSettings(weights={**settings.weights, "bridge": 0.0}))
     strong = recaller.ask(QUESTION, "hybrid+ppr", settings)
@@ -111,8 +111,8 @@ def test_the_lane_lifts_the_second_note_of_a_bridge_question(bestiary):
     )
 
 
-def test_no_lane_for_a_short_query_or_outside_hybrid_ppr(bestiary):
-    recaller = open_recaller(bestiary)
+def test_no_lane_for_a_short_query_or_outside_hybrid_ppr(bestiary, closing):
+    recaller = closing(open_recaller(bestiary))
     assert recaller.ask("soul flenser home", "hybrid+ppr", RecallSettings()).lanes["bridge"] == []
     assert recaller.ask(QUESTION, "hybrid+ppr", RecallSettings(bridge_min_words=40)).lanes["bridge"] == []
     for mode in ("vector", "hybrid", "ppr"):  # it needs BM25's first note and the links: both families
@@ -139,11 +139,11 @@ def _two_passages(tmp_path, lair_link: str):
     return root
 
 
-def test_the_notes_the_described_passage_links_to_come_first(tmp_path):
+def test_the_notes_the_described_passage_links_to_come_first(tmp_path, closing):
     """The question describes the passage that names the lair: the note the songs link to fits
     "home beneath the sea" better (first without the rule), and is not the note asked about.
     It stays in the lane, after: what a reranker reads keeps it."""
-    recaller = open_recaller(_two_passages(tmp_path, "the [[Underkrakens]]"))
+    recaller = closing(open_recaller(_two_passages(tmp_path, "the [[Underkrakens]]")))
     result = recaller.ask(QUESTION, "hybrid+ppr", RecallSettings())
     assert result.lanes["dense"][0].path == "Soul Flenser.md"
     lane = result.lanes["bridge"]
@@ -155,8 +155,10 @@ def test_the_notes_the_described_passage_links_to_come_first(tmp_path):
     assert bridge.sure_first(lane, 0.0, QUESTION) == []
 
 
-def test_every_linked_note_when_the_described_passage_links_to_none(tmp_path):
-    result = open_recaller(_two_passages(tmp_path, "far below the waves")).ask(QUESTION, "hybrid+ppr", RecallSettings())
+def test_every_linked_note_when_the_described_passage_links_to_none(tmp_path, closing):
+    result = closing(open_recaller(_two_passages(tmp_path, "far below the waves"))).ask(
+        QUESTION, "hybrid+ppr", RecallSettings()
+    )
     assert [c.path for c in result.lanes["bridge"]] == ["Sea Shanty.md"]
 
 
@@ -209,13 +211,13 @@ def _bonus_of(recaller, settings: RecallSettings, question: str = QUESTION) -> d
     return {c.path: c.score - plain[c.path] for c in with_bonus.results}
 
 
-def test_its_first_note_takes_the_bonus_only_when_it_stands_clear(bestiary):
+def test_its_first_note_takes_the_bonus_only_when_it_stands_clear(bestiary, closing):
     """Only the bridge lane votes (besides dense, for the pool): its first note gets the rank-1
     bonus times its weight times its scale when it leads the second by the margin; its second
     note never gets one; raise the margin past the lead and the first gets none either (README,
     "What each stage is worth": a bridge question's answer, second behind the note it describes,
     goes first; the bonus on its first three notes by share cost vaultofknowledge)."""
-    recaller = open_recaller(bestiary)
+    recaller = closing(open_recaller(bestiary))
     weights = {lane: 0.0 for lane in RecallSettings().weights} | {"dense": 1.0, "bridge": 1.0}
     base = RecallSettings(weights=weights, lane_rrf_k={}, bonus_margin=0.0, bonus_scale={"dense": 0.0})
     lane = recaller.ask(QUESTION, "hybrid+ppr", base).lanes["bridge"]
@@ -238,19 +240,19 @@ def test_its_first_note_takes_the_bonus_only_when_it_stands_clear(bestiary):
     assert RecallSettings().bonus_scale["bridge"] > 0 and RecallSettings().bridge_margin > 0  # on by default
 
 
-def test_past_max_targets_an_index_notes_links_are_not_all_scored(bestiary, monkeypatch):
+def test_past_max_targets_an_index_notes_links_are_not_all_scored(bestiary, monkeypatch, closing):
     monkeypatch.setattr(bridge, "MAX_TARGETS", 1)
-    lane = open_recaller(bestiary).ask(QUESTION, "hybrid+ppr", RecallSettings()).lanes["bridge"]
+    lane = closing(open_recaller(bestiary)).ask(QUESTION, "hybrid+ppr", RecallSettings()).lanes["bridge"]
     assert [c.path for c in lane] == ["Underkrakens.md"]  # the first link written
 
 
-def test_the_lane_answers_over_the_vault_as_it_was(bestiary):
-    result = open_recaller(bestiary, as_of=time.time()).ask(QUESTION, "hybrid+ppr", RecallSettings())
+def test_the_lane_answers_over_the_vault_as_it_was(bestiary, closing):
+    result = closing(open_recaller(bestiary, as_of=time.time())).ask(QUESTION, "hybrid+ppr", RecallSettings())
     assert [c.path for c in result.lanes["bridge"]] == ["Underkrakens.md", "Star Masks.md"]
 
 
-def test_a_failing_bridge_lane_falls_back_with_a_warning(bestiary, monkeypatch, caplog):
-    recaller = open_recaller(bestiary)
+def test_a_failing_bridge_lane_falls_back_with_a_warning(bestiary, monkeypatch, caplog, closing):
+    recaller = closing(open_recaller(bestiary))
 
     def broken(note_ids):
         raise sqlite3.OperationalError("database disk image is malformed")
@@ -263,25 +265,25 @@ def test_a_failing_bridge_lane_falls_back_with_a_warning(bestiary, monkeypatch, 
     assert any("bridge lane failed" in r.getMessage() for r in caplog.records)
 
 
-def test_a_note_linking_to_itself_or_to_nothing_gives_nothing(tmp_path):
+def test_a_note_linking_to_itself_or_to_nothing_gives_nothing(tmp_path, closing):
     root = tmp_path / "v"
     write(root, "Loop.md", "A loop note about rivers and mountains and seas, see [[Loop]].\n")
     write(root, "Alone.md", "Rivers and mountains, without a single link.\n")
     index_vault(root, progress=False)
     query = "rivers and mountains and seas and lakes and hills and plains and valleys and more"
-    assert open_recaller(root).ask(query, "hybrid+ppr", RecallSettings()).lanes["bridge"] == []
+    assert closing(open_recaller(root)).ask(query, "hybrid+ppr", RecallSettings()).lanes["bridge"] == []
 
 
-def test_notes_without_chunks_score_nothing(bestiary):
-    store = open_recaller(bestiary).store
+def test_notes_without_chunks_score_nothing(bestiary, closing):
+    store = closing(open_recaller(bestiary)).store
     vector = np.ones(64, dtype=np.float32) / 8
     assert ChunkVectors(store, []).best(vector) == {}
     assert ChunkVectors(store, [10_000]).closest(vector) == {}  # no such note
 
 
-def test_a_note_only_the_lane_proposed_says_which_note_links_to_it(bestiary):
+def test_a_note_only_the_lane_proposed_says_which_note_links_to_it(bestiary, closing):
     weights = {**RecallSettings().weights, "anchor_dense": 0.0, "anchor_lex": 0.0}  # they find it too
-    result = open_recaller(bestiary).ask(QUESTION, "hybrid+ppr", RecallSettings(depth=2, weights=weights))
+    result = closing(open_recaller(bestiary)).ask(QUESTION, "hybrid+ppr", RecallSettings(depth=2, weights=weights))
     assert "Underkrakens.md" not in [c.path for c in result.lanes["dense"] + result.lanes["lexical"]]
     found = {c.path: c for c in result.results}["Underkrakens.md"]
     assert found.via is not None and (found.via.from_path, found.via.direction) == ("Soul Flenser.md", "links to")
@@ -365,12 +367,12 @@ def _lair(tmp_path, described_newer: bool = False):
     return root
 
 
-def test_a_note_both_the_bridge_lane_and_anchor_lex_put_first_goes_first(tmp_path):
+def test_a_note_both_the_bridge_lane_and_anchor_lex_put_first_goes_first(tmp_path, closing):
     """The question describes the soul flenser and asks for its home: the bridge lane (what is
     left of the question) and anchor_lex (BM25's best passage voting for what it links to) both
     put *Underkrakens* first, and it goes first, though the other lanes vote for the note the
     question describes; not with the rule off, and not for the same words as a description."""
-    recaller = open_recaller(_lair(tmp_path))
+    recaller = closing(open_recaller(_lair(tmp_path)))
     settings = RecallSettings()
     result = recaller.ask(QUESTION, "hybrid+ppr", settings)
     assert result.lanes["bridge"][0].path == result.lanes["anchor_lex"][0].path == "Underkrakens.md"
@@ -386,21 +388,21 @@ def test_a_note_both_the_bridge_lane_and_anchor_lex_put_first_goes_first(tmp_pat
     assert result.results[0].path == "Soul Flenser.md"
 
 
-def test_an_agreed_first_note_stays_first_in_a_temporal_question(tmp_path):
+def test_an_agreed_first_note_stays_first_in_a_temporal_question(tmp_path, closing):
     """With "now" in it a question is temporal, and freshness lifts newer notes by up to 15% of
     their score: the note two lanes agree on is a whole rank-1 bonus ahead, not a near-equal."""
     root = _lair(tmp_path, described_newer=True)
     question = QUESTION.replace("?", " now?")
-    result = open_recaller(root).ask(question, "hybrid+ppr", RecallSettings())
+    result = closing(open_recaller(root)).ask(question, "hybrid+ppr", RecallSettings())
     assert [c.path for c in result.results[:2]] == ["Underkrakens.md", "Soul Flenser.md"]
 
 
-def test_explain_says_when_two_lanes_agree_on_the_first_note(tmp_path):
+def test_explain_says_when_two_lanes_agree_on_the_first_note(tmp_path, closing):
     """`brain eval --explain` names the note put first because the bridge lane and anchor_lex agree."""
     from brain.evaluation.explain import explain, format_explanation
     from brain.evaluation.queries import EvalQuery
 
-    recaller = open_recaller(_lair(tmp_path))
+    recaller = closing(open_recaller(_lair(tmp_path)))
     query = EvalQuery("b1", QUESTION, "bridge", ("Underkrakens.md",))
     ex = explain(recaller, query, "hybrid+ppr", RecallSettings())
     assert ex.agreed == "Underkrakens.md" and ex.as_dict()["agreed"] == "Underkrakens.md"
@@ -411,13 +413,13 @@ def test_explain_says_when_two_lanes_agree_on_the_first_note(tmp_path):
     assert off.agreed is None and off.kept is None and "anchor_lex both put" not in format_explanation(off)
 
 
-def test_explain_says_why_a_note_two_lanes_agree_on_stays_where_it_was(tmp_path):
+def test_explain_says_why_a_note_two_lanes_agree_on_stays_where_it_was(tmp_path, closing):
     """For a question that asks only why, the two lanes still agree on *Underkrakens*, and the
     note the question describes keeps first place: `--explain` says so and why, not nothing."""
     from brain.evaluation.explain import explain, format_explanation
     from brain.evaluation.queries import EvalQuery
 
-    recaller = open_recaller(_lair(tmp_path))
+    recaller = closing(open_recaller(_lair(tmp_path)))
     why = QUESTION.replace(": what is that home beneath the sea?", ": why does it go home beneath the sea?")
     ex = explain(recaller, EvalQuery("w1", why, "paraphrase", ("Soul Flenser.md",)), "hybrid+ppr", RecallSettings())
     assert ex.agreed is None and ex.top[0].path == "Soul Flenser.md"

@@ -613,7 +613,7 @@ def vault_with_skips(tmp_path, monkeypatch):
     return root
 
 
-def test_skipped_files_are_not_stale_for_ask(vault_with_skips, monkeypatch, caplog):
+def test_skipped_files_are_not_stale_for_ask(vault_with_skips, monkeypatch, caplog, closing):
     root = vault_with_skips
     assert vault_status(root).pending == {"new": 0, "changed": 0, "renamed": 0, "deleted": 0}
     reader = open_recaller(root, update=False, embedder=FakeEmbedder())
@@ -639,20 +639,20 @@ def test_skipped_files_are_not_stale_for_ask(vault_with_skips, monkeypatch, capl
 
     # A raised limit, or a fixed file, brings them in.
     monkeypatch.setenv("BRAIN_MAX_NOTE_MB", "1")
-    assert open_recaller(root, update=False, embedder=FakeEmbedder()).stale == 1
+    assert closing(open_recaller(root, update=False, embedder=FakeEmbedder())).stale == 1
     (root / "binary.md").write_text("# Binary no more\n\nplain text now\n", encoding="utf-8")
     assert _index(root).notes == 5
 
 
-def test_skipped_rows_from_before_the_stat_columns_are_read_once_more(vault_with_skips):
+def test_skipped_rows_from_before_the_stat_columns_are_read_once_more(vault_with_skips, closing):
     root = vault_with_skips
     store = IndexStore.open(config.index_dir(root), create=False)
     with store.transaction() as conn:  # what m004_skipped_stat leaves on an older index
         conn.execute("UPDATE skipped SET size = NULL, mtime_ns = NULL")
     store.close()
-    assert open_recaller(root, update=False, embedder=FakeEmbedder()).stale == 2
+    assert closing(open_recaller(root, update=False, embedder=FakeEmbedder())).stale == 2
     assert _index(root).skipped == 2
-    assert open_recaller(root, update=False, embedder=FakeEmbedder()).stale == 0
+    assert closing(open_recaller(root, update=False, embedder=FakeEmbedder())).stale == 0
 
 
 @pytest.mark.slow  # subprocesses

@@ -42,8 +42,8 @@ def rare_vault(tmp_path):
     return root
 
 
-def test_lexical_lane_finds_a_rare_token_dense_misses(rare_vault):
-    recaller = open_recaller(rare_vault)
+def test_lexical_lane_finds_a_rare_token_dense_misses(rare_vault, closing):
+    recaller = closing(open_recaller(rare_vault))
     settings = RecallSettings(k=3)
     for query in ("errx-4471", "what did the log say about ERRX-4471"):
         dense = recaller.ask(query, "vector", settings)
@@ -78,14 +78,14 @@ def test_the_query_tokenizer_answers_each_thread_its_own_words():
         assert list(pool.map(fts_terms, queries)) == expected
 
 
-def test_lexical_handles_accents_and_cyrillic(toy_vault):
+def test_lexical_handles_accents_and_cyrillic(toy_vault, closing):
     index_vault(toy_vault, progress=False)
-    store = open_store(toy_vault)
+    store = closing(open_store(toy_vault))
     assert lexical_search(store, "борщ", depth=3)[0].path == "Cooking/Борщ.md"
     assert any(c.path.startswith("Cooking/") for c in lexical_search(store, "creme brulee", depth=3))
 
 
-def test_a_query_word_counts_as_the_index_holds_it(tmp_path):
+def test_a_query_word_counts_as_the_index_holds_it(tmp_path, closing):
     """Accents, underscores, ß and ё: the query's words are looked up in the vocabulary as the
     tokenizer holds them. Before, "Ruairí" was looked up as written, counted in no chunk and left
     out, and a query of such words searched nothing."""
@@ -97,7 +97,7 @@ def test_a_query_word_counts_as_the_index_holds_it(tmp_path):
     for i in range(6):
         write(root, f"Other {i}.md", f"# Other {i}\n\nNothing of the kind here, note {i}.\n")
     index_vault(root, progress=False)
-    store = open_store(root)
+    store = closing(open_store(root))
     for query, path in [
         ("Ruairí Ó Brádaigh", "Ruairí.md"),
         ("RUAIRÍ", "Ruairí.md"),
@@ -109,8 +109,8 @@ def test_a_query_word_counts_as_the_index_holds_it(tmp_path):
         assert found and found[0].path == path, query
 
 
-def test_fts_stays_in_step_with_edits_deletes_and_renames(rare_vault):
-    store = open_store(rare_vault)
+def test_fts_stays_in_step_with_edits_deletes_and_renames(rare_vault, closing):
+    store = closing(open_store(rare_vault))
 
     def fts_count() -> int:
         return store.conn.execute("SELECT count(*) FROM chunks_fts").fetchone()[0]
@@ -132,11 +132,11 @@ def test_fts_stays_in_step_with_edits_deletes_and_renames(rare_vault):
     assert "Renamed one" in titles and "Note 01" not in titles and "Note 00" not in titles
 
 
-def test_term_counts_and_chunk_count_follow_writes_by_any_connection(rare_vault):
+def test_term_counts_and_chunk_count_follow_writes_by_any_connection(rare_vault, closing):
     """Both are cached between queries; a write by another process or by this connection
     must show at once, or the common-term skip would judge terms on stale counts. The BM25
     index's row count (read from FTS5's averages record, not counted) follows them too."""
-    store = open_store(rare_vault)
+    store = closing(open_store(rare_vault))
     chunks = store.chunk_count()
     assert store.fts_row_count() == chunks
     errx = store.term_chunk_counts(["errx"])["errx"]
@@ -165,12 +165,12 @@ def _graph_vault(root):
     return open_store(root)
 
 
-def test_ppr_matches_networkx(tmp_path, monkeypatch):
+def test_ppr_matches_networkx(tmp_path, monkeypatch, closing):
     nx = pytest.importorskip("networkx")
     for name in ("BRAIN_PPR_EMBED_WEIGHT", "BRAIN_PPR_BACKLINK_WEIGHT", "BRAIN_PPR_LINK_WEIGHT"):
         monkeypatch.setenv(name, "1")
     monkeypatch.setenv("BRAIN_PPR_HUB_DAMPING", "0")
-    store = _graph_vault(tmp_path / "g")
+    store = closing(_graph_vault(tmp_path / "g"))
     graph = LinkGraph(store)
     ids = {r["path"]: r["id"] for r in store.conn.execute("SELECT id, path FROM notes")}
     scores = graph.personalized_pagerank({ids["a.md"]: 1.0}, alpha=0.85, iterations=200, tol=1e-12)
@@ -185,8 +185,8 @@ def test_ppr_matches_networkx(tmp_path, monkeypatch):
     assert scores[np.searchsorted(graph.note_ids, ids["f.md"])] == 0.0  # unreachable from the seed
 
 
-def test_ppr_weights_hubs_and_embeds(tmp_path):
-    store = _graph_vault(tmp_path / "g")
+def test_ppr_weights_hubs_and_embeds(tmp_path, closing):
+    store = closing(_graph_vault(tmp_path / "g"))
     graph = LinkGraph(store)
     ids = {r["path"]: r["id"] for r in store.conn.execute("SELECT id, path FROM notes")}
     scores = graph.personalized_pagerank({ids["c.md"]: 1.0})
@@ -254,9 +254,9 @@ def test_temporal_detection():
         assert not fusion.is_temporal(q), q
 
 
-def test_superseded_decision_ranks_below_its_successor(toy_vault):
+def test_superseded_decision_ranks_below_its_successor(toy_vault, closing):
     index_vault(toy_vault, progress=False)
-    recaller = open_recaller(toy_vault)
+    recaller = closing(open_recaller(toy_vault))
     chain = successors(recaller.store)
     paths = {note_id: path for note_id, path, _, _ in recaller.store.frontmatter_rows()}
     assert {paths[o]: paths[n] for o, n in chain.items()} == {
@@ -276,7 +276,7 @@ def test_superseded_decision_ranks_below_its_successor(toy_vault):
         assert scores == sorted(scores, reverse=True)
 
 
-def test_superseded_note_never_outranks_successor(tmp_path):
+def test_superseded_note_never_outranks_successor(tmp_path, closing):
     root = tmp_path / "plans"
     write(
         root,
@@ -290,7 +290,7 @@ def test_superseded_note_never_outranks_successor(tmp_path):
     write(root, "Dead.md", "---\nstatus: superseded\ndate: 2023-01-01\n---\nRibbon copper marble plan.\n")
     write(root, "Alive.md", "---\ndate: 2023-06-01\n---\nThis replaces [[Dead]].\n")
     index_vault(root, progress=False)
-    recaller = open_recaller(root)
+    recaller = closing(open_recaller(root))
     paths = {note_id: path for note_id, path, _, _ in recaller.store.frontmatter_rows()}
     assert {paths[o]: paths[n] for o, n in successors(recaller.store).items()} == {
         "Old plan.md": "New plan.md",
@@ -306,7 +306,7 @@ def test_superseded_note_never_outranks_successor(tmp_path):
     assert vector[0] == "Old plan.md"
 
 
-def test_freshness_prefers_the_newest_among_near_equals(tmp_path):
+def test_freshness_prefers_the_newest_among_near_equals(tmp_path, closing):
     root = tmp_path / "dated"
     # Near-equals: yearly copies of one note, alike to every lane (no lane sure of one over the
     # next, so no rank bonus), as a vault keeps versions of a decision; the date decides.
@@ -314,7 +314,7 @@ def test_freshness_prefers_the_newest_among_near_equals(tmp_path):
         head = f"---\ndate: {year}-06-01\ntitle: Launch deadline\n---\n"
         write(root, f"Deadline {year}.md", f"{head}The launch deadline is set for the spring release.\n")
     index_vault(root, progress=False)
-    recaller = open_recaller(root)
+    recaller = closing(open_recaller(root))
     plain = recaller.ask("launch deadline spring release", "hybrid", RecallSettings(freshness=0.0))
     question = "what is the current launch deadline"
     unfreshened = recaller.ask(question, "hybrid", RecallSettings(freshness=0.0)).results
@@ -324,7 +324,7 @@ def test_freshness_prefers_the_newest_among_near_equals(tmp_path):
     assert {c.path for c in plain.results} == {f"Deadline {year}.md" for year in (2022, 2023, 2024, 2025)}
 
 
-def test_new_modes_parse_and_run_from_the_cli(rare_vault):
+def test_new_modes_parse_and_run_from_the_cli(rare_vault, closing):
     assert str(Mode.parse("hybrid+ppr+rerank")) == "hybrid+ppr+rerank"
     assert Mode.parse("dense").base == "vector"
     out = CliRunner().invoke(cli, ["ask", "--vault", str(rare_vault), "--mode", "hybrid+ppr", "--json", "errx-4471"])
@@ -334,13 +334,13 @@ def test_new_modes_parse_and_run_from_the_cli(rare_vault):
     )
     assert out.exit_code == 0, out.output
     assert "+ Incident" in out.stdout.splitlines()[2]  # hybrid's #1, absent from vector's list
-    row = open_db().execute("SELECT mode_a, mode_b, top_b FROM ab_recall").fetchone()
+    row = closing(open_db()).execute("SELECT mode_a, mode_b, top_b FROM ab_recall").fetchone()
     assert (row["mode_a"], row["mode_b"]) == ("vector", "hybrid") and "Incident.md" in row["top_b"]
     bad = CliRunner().invoke(cli, ["ask", "--vault", str(rare_vault), "--ab", "--ab-modes", "vector", "x"])
     assert bad.exit_code != 0 and "exactly two modes" in bad.output
 
 
-def test_a_successor_pulled_in_takes_the_fused_score_of_the_note_it_replaces(tmp_path):
+def test_a_successor_pulled_in_takes_the_fused_score_of_the_note_it_replaces(tmp_path, closing):
     root = tmp_path / "plans"
     write(
         root, "Old plan.md", '---\nsuperseded_by: "[[New plan]]"\n---\nKettle anchor ribbon release on copper rails.\n'
@@ -349,7 +349,7 @@ def test_a_successor_pulled_in_takes_the_fused_score_of_the_note_it_replaces(tmp
     for i in range(70):  # closer to the query than the successor: it is in no lane's top 5
         write(root, f"Other {i}.md", f"Kettle anchor ribbon release copper {i}.\n")
     index_vault(root, progress=False)
-    recaller = open_recaller(root)
+    recaller = closing(open_recaller(root))
     # hybrid: with the graph, superseded_by: "[[New plan]]" is a link (a property's), and PPR
     # finds the successor along it
     result = recaller.ask("kettle anchor ribbon release copper rails", "hybrid", RecallSettings(k=5, depth=5))

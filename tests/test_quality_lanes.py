@@ -29,7 +29,7 @@ def _ranked(result) -> list[tuple[str, float]]:
 # ----- a note's score from several chunks, BM25 column weights ------------------------------
 
 
-def test_chunk_decay_lifts_a_note_that_answers_in_several_passages(tmp_path):
+def test_chunk_decay_lifts_a_note_that_answers_in_several_passages(tmp_path, closing):
     from brain.recall.dense import decayed
 
     assert decayed([0.5, 0.25], 0.0) == 0.0
@@ -41,7 +41,7 @@ def test_chunk_decay_lifts_a_note_that_answers_in_several_passages(tmp_path):
     for i in range(10):
         write(root, f"Other {i}.md", f"thunder marble pillow {i}.\n")
     index_vault(root, progress=False)
-    recaller = open_recaller(root)
+    recaller = closing(open_recaller(root))
     query = "orchard pepper ladder kettle"
     plain = recaller.ask(query, "vector", RecallSettings(k=3))
     summed = recaller.ask(query, "vector", RecallSettings(k=3, chunk_decay=0.5))
@@ -208,14 +208,14 @@ def test_a_past_view_counts_the_chunks_a_note_had_then(tmp_path):
     recaller.close()
 
 
-def test_lexical_column_weights_are_a_setting(tmp_path):
+def test_lexical_column_weights_are_a_setting(tmp_path, closing):
     from brain.recall.lexical import WEIGHTS, lexical_search
 
     root = tmp_path / "v"
     write(root, "Kettle.md", "Orchard pepper ladder.\n")  # the word only in the title
     write(root, "Note.md", "# Kettle\n\nkettle kettle orchard.\n")  # in a heading and the text
     index_vault(root, progress=False)
-    recaller = open_recaller(root)
+    recaller = closing(open_recaller(root))
     assert WEIGHTS == (4.0, 2.0, 1.0) and RecallSettings().lexical_weights == WEIGHTS
     title_first = lexical_search(recaller.store, "kettle", 5, weights=(50.0, 1.0, 1.0))
     text_first = lexical_search(recaller.store, "kettle", 5, weights=(0.1, 1.0, 10.0))
@@ -281,10 +281,10 @@ def named_vault(tmp_path):
     return root
 
 
-def test_name_index_finds_titles_aliases_typos_accents_and_plurals(named_vault):
+def test_name_index_finds_titles_aliases_typos_accents_and_plurals(named_vault, closing):
     from brain.recall.names import NameIndex
 
-    recaller = open_recaller(named_vault)
+    recaller = closing(open_recaller(named_vault))
     index = NameIndex.from_store(recaller.store)
     path = {note_id: p for note_id, p, _ in recaller.store.note_names()}
 
@@ -337,7 +337,7 @@ def test_a_word_too_long_to_be_a_typo_costs_no_variants(monkeypatch):
     assert seen and max(seen) <= FUZZY_MAX + 2
 
 
-def test_names_lane_stays_out_of_questions(named_vault):
+def test_names_lane_stays_out_of_questions(named_vault, closing):
     from brain.recall.query_form import is_question
 
     assert is_question("what is the current decision on the vector store?")
@@ -350,23 +350,23 @@ def test_names_lane_stays_out_of_questions(named_vault):
     assert is_question("о чём была планёрка в марте") and is_question("о чем была планерка в марте")
     assert is_question("с кем я обсуждал ретраи") and is_question("сколько стоит подписка на Notion")
     assert not is_question("of mice and men") and not is_question("какао с кардамоном")
-    recaller = open_recaller(named_vault)
+    recaller = closing(open_recaller(named_vault))
     settings = RecallSettings(weights={**NAMES_OFF, "names": 1.0})
     assert recaller.ask("what are the flame demon stats?", "hybrid", settings).lanes["names"] == []
     assert recaller.ask("flame demon stats", "hybrid", settings).lanes["names"][0].path == "Monsters/Balor.md"
 
 
-def test_names_lane_answers_a_question_that_compares(named_vault):
+def test_names_lane_answers_a_question_that_compares(named_vault, closing):
     """A question that compares names what it asks about: both notes come from the names lane."""
-    recaller = open_recaller(named_vault)
+    recaller = closing(open_recaller(named_vault))
     settings = RecallSettings(weights={**NAMES_OFF, "names": 1.0})
     lane = recaller.ask("how does the flame demon compare with a red dragon?", "hybrid", settings).lanes["names"]
     assert {"Monsters/Balor.md", "Monsters/Red Dragon.md"} <= {c.path for c in lane}
     assert recaller.ask("how does the flame demon fight a red dragon?", "hybrid", settings).lanes["names"] == []
 
 
-def test_names_lane_brings_a_typoed_title_into_the_results(named_vault):
-    recaller = open_recaller(named_vault)
+def test_names_lane_brings_a_typoed_title_into_the_results(named_vault, closing):
+    recaller = closing(open_recaller(named_vault))
     query = "escalaton die round"
     off = recaller.ask(query, "hybrid+ppr", RecallSettings(k=5, weights={**NAMES_OFF, "names": 0.0}))
     # Weighted to outvote the three lanes that all rank the filler notes first.
@@ -379,10 +379,10 @@ def test_names_lane_brings_a_typoed_title_into_the_results(named_vault):
     assert 0 < on.lanes["names"][0].dense_score < 1  # shown by its best chunk, with that chunk's cosine
 
 
-def test_a_short_querys_misspelt_name_is_searched_as_that_name(named_vault):
+def test_a_short_querys_misspelt_name_is_searched_as_that_name(named_vault, closing):
     """The blind set's hsrd-001, "owlbare stats": BM25 knew no "owlbare" and searched "stats"
     alone, ranking every note of stats above the owlbear."""
-    recaller = open_recaller(named_vault)
+    recaller = closing(open_recaller(named_vault))
     store, index = recaller.store, recaller.name_index()
     assert match_expression(store, "escalaton stats") == '"stats"'  # the unknown word adds nothing
     # ("stats", in most chunks, is left out beside a rarer word: ``informative_terms``)
@@ -403,17 +403,17 @@ def test_a_short_querys_misspelt_name_is_searched_as_that_name(named_vault):
     ]
 
 
-def test_a_word_with_marks_is_one_word_of_a_lookup(named_vault):
+def test_a_word_with_marks_is_one_word_of_a_lookup(named_vault, closing):
     """A lookup of three words has its unknown words respelled: BM25's tokenizer cuts a Hindi
     word at its vowel signs ("देखो": "द", "ख"), and the query counted as four words, no lookup."""
-    recaller = open_recaller(named_vault)
+    recaller = closing(open_recaller(named_vault))
     store, index = recaller.store, recaller.name_index()
     assert match_expression(store, "escalaton stats देखो", index.respellings) == '"escalation"'
     four = "escalaton stats round देखो"
     assert match_expression(store, four, index.respellings) == match_expression(store, four)
 
 
-def test_no_respelling_when_the_name_index_cannot_load_and_the_search_goes_on(named_vault, monkeypatch):
+def test_no_respelling_when_the_name_index_cannot_load_and_the_search_goes_on(named_vault, monkeypatch, closing):
     import sqlite3
 
     from brain.recall import names
@@ -422,7 +422,7 @@ def test_no_respelling_when_the_name_index_cannot_load_and_the_search_goes_on(na
         raise sqlite3.OperationalError("database is locked")
 
     monkeypatch.setattr(names.NameIndex, "from_store", locked)
-    result = open_recaller(named_vault).ask("escalaton stats", "hybrid", RecallSettings(k=5))
+    result = closing(open_recaller(named_vault)).ask("escalaton stats", "hybrid", RecallSettings(k=5))
     assert result.lanes["lexical"] and result.lanes["names"] == []  # "stats" searched as written
     assert result.fallbacks["names"] and any("names lane failed" in w for w in result.warnings)
 
@@ -459,10 +459,10 @@ def test_russian_small_words_do_not_count_against_a_name():
     assert "какои" in STOP and "и" in STOP  # as words() reads them: й folds to и
 
 
-def test_a_vaults_name_index_keeps_initials_apart_from_name_words(named_vault, tmp_path):
+def test_a_vaults_name_index_keeps_initials_apart_from_name_words(named_vault, tmp_path, closing):
     from brain.recall.names import NameIndex
 
-    recaller = open_recaller(named_vault)
+    recaller = closing(open_recaller(named_vault))
     index = NameIndex.from_store(recaller.store)
     by_note = {note_id: p for note_id, p, _ in recaller.store.note_names()}
     assert {k: sorted(by_note[index.names[i].note_id] for i in v) for k, v in index.initials.items()} == {
@@ -500,10 +500,10 @@ def test_a_names_own_text_is_always_the_whole_query_for_it():
     assert checked > 500
 
 
-def test_the_name_index_says_which_names_are_the_whole_query(named_vault):
+def test_the_name_index_says_which_names_are_the_whole_query(named_vault, closing):
     from brain.recall.names import NameIndex
 
-    recaller = open_recaller(named_vault)
+    recaller = closing(open_recaller(named_vault))
     index = NameIndex.from_store(recaller.store)
     path = {note_id: p for note_id, p, _ in recaller.store.note_names()}
 
@@ -527,8 +527,8 @@ def acronym_vault(tmp_path):
     return root
 
 
-def test_a_query_that_is_one_notes_name_puts_it_first(acronym_vault):
-    recaller = open_recaller(acronym_vault)
+def test_a_query_that_is_one_notes_name_puts_it_first(acronym_vault, closing):
+    recaller = closing(open_recaller(acronym_vault))
     on = recaller.ask("SS7", "hybrid+ppr", RecallSettings(k=5))
     off = recaller.ask("SS7", "hybrid+ppr", RecallSettings(k=5, name_first=False))
     assert _paths(on)[0] == "Telecom/Signalling System 7.md"
@@ -542,7 +542,7 @@ def test_a_query_that_is_one_notes_name_puts_it_first(acronym_vault):
     assert recaller.ask("SS7", "vector", RecallSettings(k=5)).results[0].path != "Telecom/Signalling System 7.md"
 
 
-def test_a_name_two_notes_share_puts_neither_first(tmp_path):
+def test_a_name_two_notes_share_puts_neither_first(tmp_path, closing):
     from brain.recall.names import named_note
 
     root = tmp_path / "twins"
@@ -551,7 +551,7 @@ def test_a_name_two_notes_share_puts_neither_first(tmp_path):
     for i in range(8):
         write(root, f"Other {i}.md", f"kafka kafka topic {i}.\n")
     index_vault(root, progress=False)
-    recaller = open_recaller(root)
+    recaller = closing(open_recaller(root))
     on = recaller.ask("Kafka", "hybrid+ppr", RecallSettings(k=5))
     assert sum(c.named for c in on.lanes["names"]) == 2 and named_note(on.lanes["names"]) is None
     assert _ranked(on) == _ranked(recaller.ask("Kafka", "hybrid+ppr", RecallSettings(k=5, name_first=False)))
@@ -559,8 +559,8 @@ def test_a_name_two_notes_share_puts_neither_first(tmp_path):
     assert franz.results[0].path == "People/Kafka.md" and franz.results[0].named
 
 
-def test_names_lane_off_is_the_old_behaviour_exactly(named_vault):
-    recaller = open_recaller(named_vault)
+def test_names_lane_off_is_the_old_behaviour_exactly(named_vault, closing):
+    recaller = closing(open_recaller(named_vault))
     for query in ("flame demon stats", "escalaton die round", "fire in the valley"):
         old = recaller.ask(query, "hybrid+ppr", RecallSettings(weights=dict(NAMES_OFF)))
         off = recaller.ask(query, "hybrid+ppr", RecallSettings(weights={**NAMES_OFF, "names": 0.0}))
@@ -568,20 +568,20 @@ def test_names_lane_off_is_the_old_behaviour_exactly(named_vault):
         assert "names" not in off.lanes and "names" not in off.timings_ms
 
 
-def test_names_lane_only_joins_lexical_modes(named_vault):
-    recaller = open_recaller(named_vault)
+def test_names_lane_only_joins_lexical_modes(named_vault, closing):
+    recaller = closing(open_recaller(named_vault))
     settings = RecallSettings(weights={**NAMES_OFF, "names": 1.0})
     assert "names" not in recaller.ask("flame demon", "ppr", settings).lanes
     assert "names" in recaller.ask("flame demon", "hybrid", settings).lanes
     assert list(recaller.ask("flame demon", "vector", settings).lanes) == ["dense"]
 
 
-def test_a_names_lane_that_cannot_read_the_index_is_a_warning_and_the_fusion_goes_on(named_vault, monkeypatch):
+def test_a_names_lane_that_cannot_read_the_index_is_a_warning_and_the_fusion_goes_on(named_vault, monkeypatch, closing):
     import sqlite3
 
     from brain.recall import names
 
-    recaller = open_recaller(named_vault)
+    recaller = closing(open_recaller(named_vault))
     settings = RecallSettings(weights={**NAMES_OFF, "names": 1.0})
 
     def locked(*args, **kwargs):
@@ -634,10 +634,10 @@ def test_the_names_lane_over_the_past_matches_the_names_notes_had_then(tmp_path)
     assert names_lane("pit fiend", as_of=before) == []
 
 
-def test_each_lanes_ranking_stays_in_process(named_vault):
+def test_each_lanes_ranking_stays_in_process(named_vault, closing):
     from brain.server import protocol
 
-    recaller = open_recaller(named_vault)
+    recaller = closing(open_recaller(named_vault))
     result = recaller.ask("flame demon stats", "hybrid+ppr", RecallSettings(weights={**NAMES_OFF, "names": 1.0}))
     assert set(result.lanes) == {"dense", "lexical", "names", "ppr"}
     wire = protocol.encode_result(result)
@@ -672,8 +672,8 @@ def anchored_vault(tmp_path):
 ANCHORS_OFF = {**NAMES_OFF, "anchor_dense": 0.0, "anchor_lex": 0.0}
 
 
-def test_anchor_lanes_find_a_note_by_words_only_its_backlinks_use(anchored_vault):
-    recaller = open_recaller(anchored_vault)
+def test_anchor_lanes_find_a_note_by_words_only_its_backlinks_use(anchored_vault, closing):
+    recaller = closing(open_recaller(anchored_vault))
     query = "sleeping creature, can I finish it off"
     both = recaller.ask(
         query, "hybrid+ppr", RecallSettings(weights={**NAMES_OFF, "anchor_dense": 1.0, "anchor_lex": 1.0})
@@ -690,7 +690,7 @@ def test_anchor_lanes_find_a_note_by_words_only_its_backlinks_use(anchored_vault
     assert on.lanes["anchor_lex"][0].path == "Rules/Coup de Grace.md"
 
 
-def test_anchor_votes_skip_self_links_and_links_outside_the_passage(tmp_path):
+def test_anchor_votes_skip_self_links_and_links_outside_the_passage(tmp_path, closing):
     from brain.recall.anchors import linked_from_chunks, written_targets
 
     assert written_targets('see [[B|bee]] and [[C#Top]], [x](a%20b.md#h) [y](<c d.md> "t")') == [
@@ -712,7 +712,7 @@ def test_anchor_votes_skip_self_links_and_links_outside_the_passage(tmp_path):
     write(root, "B.md", "bee\n")
     write(root, "C.md", "sea\n")
     index_vault(root, progress=False)
-    recaller = open_recaller(root)
+    recaller = closing(open_recaller(root))
     ids = dict(recaller.store.conn.execute("SELECT path, id FROM notes"))
     chunks = recaller.store.conn.execute(
         "SELECT id, heading FROM chunks WHERE note_id = ? ORDER BY ordinal", (ids["A.md"],)
@@ -721,8 +721,8 @@ def test_anchor_votes_skip_self_links_and_links_outside_the_passage(tmp_path):
     assert linked == {chunks[0][0]: [ids["B.md"]], chunks[1][0]: [ids["C.md"]]}
 
 
-def test_anchor_lanes_off_are_the_old_behaviour_exactly(anchored_vault):
-    recaller = open_recaller(anchored_vault)
+def test_anchor_lanes_off_are_the_old_behaviour_exactly(anchored_vault, closing):
+    recaller = closing(open_recaller(anchored_vault))
     for query in ("sleeping creature finish", "bolt of light", "camp fire"):
         old = recaller.ask(query, "hybrid+ppr", RecallSettings(weights=dict(NAMES_OFF)))
         off = recaller.ask(query, "hybrid+ppr", RecallSettings(weights=dict(ANCHORS_OFF)))
@@ -730,19 +730,21 @@ def test_anchor_lanes_off_are_the_old_behaviour_exactly(anchored_vault):
         assert set(off.lanes) == {"dense", "lexical", "ppr"}
 
 
-def test_anchor_lanes_only_join_pagerank_modes(anchored_vault):
-    recaller = open_recaller(anchored_vault)
+def test_anchor_lanes_only_join_pagerank_modes(anchored_vault, closing):
+    recaller = closing(open_recaller(anchored_vault))
     settings = RecallSettings(weights={**ANCHORS_OFF, "anchor_dense": 1.0, "anchor_lex": 1.0})
     assert set(recaller.ask("finish it off", "hybrid", settings).lanes) == {"dense", "lexical"}
     assert set(recaller.ask("finish it off", "ppr", settings).lanes) == {"dense", "anchor_dense", "anchor_lex", "ppr"}
 
 
-def test_an_anchor_lane_that_cannot_read_the_index_falls_back_under_the_graph_flag(anchored_vault, monkeypatch):
+def test_an_anchor_lane_that_cannot_read_the_index_falls_back_under_the_graph_flag(
+    anchored_vault, monkeypatch, closing
+):
     import sqlite3
 
     from brain.recall import anchors
 
-    recaller = open_recaller(anchored_vault)
+    recaller = closing(open_recaller(anchored_vault))
 
     def locked(*args, **kwargs):
         raise sqlite3.OperationalError("database is locked")
@@ -754,14 +756,14 @@ def test_an_anchor_lane_that_cannot_read_the_index_falls_back_under_the_graph_fl
     assert any("anchor_lex lane failed (OperationalError" in w for w in result.warnings)
 
 
-def test_both_bm25_lanes_of_a_query_are_one_fts5_search(anchored_vault, monkeypatch):
+def test_both_bm25_lanes_of_a_query_are_one_fts5_search(anchored_vault, monkeypatch, closing):
     """hybrid+ppr's lexical and anchor_lex lanes read one FTS5 search (issue 16: at 100,000 notes
     scoring every match is most of a search's cost), and anchor_lex gets what its own search,
     with the lexical lane's weights, would give it."""
     from brain.index.store import IndexStore
     from brain.recall import anchors
 
-    recaller = open_recaller(anchored_vault)
+    recaller = closing(open_recaller(anchored_vault))
     settings = RecallSettings(weights={**ANCHORS_OFF, "anchor_lex": 0.5})
     queries = ("finish it off", "bolt of light", "camp fire", "sleeping creature finish")
     calls: list[int] = []
@@ -785,13 +787,13 @@ def test_both_bm25_lanes_of_a_query_are_one_fts5_search(anchored_vault, monkeypa
     assert any(result.lanes["anchor_lex"] for result in together.values())  # the shared search fed the lane
 
 
-def test_anchor_dense_reads_the_dense_lanes_search(anchored_vault, monkeypatch):
+def test_anchor_dense_reads_the_dense_lanes_search(anchored_vault, monkeypatch, closing):
     """anchor_dense votes from the chunks nearest the query, which the dense lane has just
     searched for (as deep or deeper): one vector search a query, not two, and the lane ranks as
     with a search of its own."""
     from brain.recall import anchors
 
-    recaller = open_recaller(anchored_vault)
+    recaller = closing(open_recaller(anchored_vault))
     settings = RecallSettings(weights={**ANCHORS_OFF, "anchor_dense": 0.5})
     queries = ("finish it off", "bolt of light", "camp fire", "sleeping creature finish")
     searches: list[int] = []
@@ -882,8 +884,8 @@ def test_bonus_only_where_a_lane_is_sure():
     assert fusion.rank_bonus(rankings, (0.05,), None, None, {"dense": [0.5, 0.49]}, 0.0) == pytest.approx({1: 0.05})
 
 
-def test_top_bonus_adds_to_each_lanes_first_ranks(named_vault):
-    recaller = open_recaller(named_vault)
+def test_top_bonus_adds_to_each_lanes_first_ranks(named_vault, closing):
+    recaller = closing(open_recaller(named_vault))
     query = "escalaton die round"
     weights = {**NAMES_OFF, "names": 1.0}
     plain = recaller.ask(query, "hybrid+ppr", RecallSettings(k=60, weights=weights, top_bonus=()))
@@ -904,14 +906,14 @@ def test_top_bonus_adds_to_each_lanes_first_ranks(named_vault):
     assert scores == sorted(scores, reverse=True)
 
 
-def test_a_lanes_bonus_counts_its_scale_times_its_weight(anchored_vault):
+def test_a_lanes_bonus_counts_its_scale_times_its_weight(anchored_vault, closing):
     """``bonus_scale``: the anchor lanes' bonus doubled (the default from stop 27 to 38;
     bench/quality_ablation.py, "new anchor bonus x2 (stop 27 to 38)"): the note both put first
     gets twice their bonus; every other lane's is its weight, as every lane's is by default
     since stop 39."""
     from dataclasses import replace
 
-    recaller = open_recaller(anchored_vault)
+    recaller = closing(open_recaller(anchored_vault))
     query = "sleeping creature, can I finish it off"
     assert RecallSettings().bonus_scale == {"bridge": 3.0}  # the bridge lane's, for its first note when sure
     settings = RecallSettings(k=60, bonus_margin=0.0, bonus_scale={"anchor_dense": 2.0, "anchor_lex": 2.0})
@@ -942,12 +944,12 @@ def test_a_lanes_bonus_counts_its_scale_times_its_weight(anchored_vault):
     assert gained == pytest.approx((weights["anchor_dense"] + weights["anchor_lex"]) * settings.top_bonus[0])
 
 
-def test_the_dense_lane_votes_with_its_own_rrf_k(anchored_vault):
+def test_the_dense_lane_votes_with_its_own_rrf_k(anchored_vault, closing):
     """Fused scores are each lane's weight over (its k + rank): k 120 for the dense lane, 60 for
     the others, by default (bench/quality_ablation.py, "new -dense k 120")."""
     from dataclasses import replace
 
-    recaller = open_recaller(anchored_vault)
+    recaller = closing(open_recaller(anchored_vault))
     settings = RecallSettings(k=60, top_bonus=(), prefer_present=False, name_first=False)
     assert settings.lane_rrf_k == {"dense": 120} and settings.rrf_k == 60
     assert len(RecallSettings().top_bonus) == 3
@@ -970,10 +972,10 @@ def test_the_dense_lane_votes_with_its_own_rrf_k(anchored_vault):
     assert any(flat[p] != pytest.approx(steep[p]) for p in flat if p in steep)
 
 
-def test_score_fusion_runs_every_fused_mode_and_the_pagerank_lane_carries_its_values(named_vault):
+def test_score_fusion_runs_every_fused_mode_and_the_pagerank_lane_carries_its_values(named_vault, closing):
     from brain.errors import ConfigError
 
-    recaller = open_recaller(named_vault)
+    recaller = closing(open_recaller(named_vault))
     assert RecallSettings().fusion_method == "rrf"
     for mode in ("hybrid", "ppr", "hybrid+ppr"):
         result = recaller.ask("fire valley dragon", mode, RecallSettings(fusion_method="score"))
@@ -989,7 +991,7 @@ def test_score_fusion_runs_every_fused_mode_and_the_pagerank_lane_carries_its_va
 # ----- PageRank restarts --------------------------------------------------------------------
 
 
-def test_ppr_seeds_by_score_and_without_hubs(anchored_vault):
+def test_ppr_seeds_by_score_and_without_hubs(anchored_vault, closing):
     from brain.recall.ppr import drop_hubs, seed_weights_by_score
 
     assert seed_weights_by_score([[(1, 0.8), (2, 0.4), (3, 0.2)], [(2, 10.0), (4, 5.0)]], 2) == {
@@ -997,7 +999,7 @@ def test_ppr_seeds_by_score_and_without_hubs(anchored_vault):
         2: 0.5 + 1.0,
         4: 0.5,
     }
-    recaller = open_recaller(anchored_vault)
+    recaller = closing(open_recaller(anchored_vault))
     ids = dict(recaller.store.conn.execute("SELECT path, id FROM notes"))
     index, helpless = ids["Index.md"], ids["Rules/Helpless.md"]
     degrees = recaller.store.out_degrees([index, helpless, ids["Spells/Spell 00.md"]])
@@ -1289,8 +1291,8 @@ def test_brain_ask_reads_the_links_again_when_the_fences_changed_though_no_note_
     fresh.close()
 
 
-def test_the_ppr_lane_ranks_pagerank_over_the_square_root_of_degree(anchored_vault):
-    recaller = open_recaller(anchored_vault)
+def test_the_ppr_lane_ranks_pagerank_over_the_square_root_of_degree(anchored_vault, closing):
+    recaller = closing(open_recaller(anchored_vault))
     query = "every spell that can finish a sleeping creature"
     assert RecallSettings().ppr_degree_norm == 0.5
     normed = recaller.ask(query, "ppr", RecallSettings())

@@ -97,8 +97,8 @@ def small(k: int = 5) -> RecallSettings:
     return RecallSettings(k=k, depth=3, seeds=3, max_new=10, pool=5)
 
 
-def test_graph_promotes_linked_note_with_via(bridge_vault):
-    recaller = open_recaller(bridge_vault)
+def test_graph_promotes_linked_note_with_via(bridge_vault, closing):
+    recaller = closing(open_recaller(bridge_vault))
     dense = recaller.ask(QUESTION, "vector", small())
     assert "Tide tables.md" not in [c.path for c in dense.results]
     assert dense.results[0].path == "Harbour operations.md"
@@ -133,17 +133,17 @@ def test_a_recaller_and_an_index_store_close_at_the_end_of_a_with_block(bridge_v
         store.conn.execute("SELECT 1")
 
 
-def test_backlinks_are_followed(bridge_vault):
+def test_backlinks_are_followed(bridge_vault, closing):
     # "Ada Lovelace" links to Storm log; a query matching Storm log reaches Ada via a backlink.
-    recaller = open_recaller(bridge_vault)
+    recaller = closing(open_recaller(bridge_vault))
     result = recaller.ask("storm log six", "graph", RecallSettings(k=10, depth=1, seeds=1, max_new=10))
     via = {c.path: c.via for c in result.results if c.via}
     assert via["Ada Lovelace.md"].direction == "linked from"
     assert via["Ada Lovelace.md"].from_path == "Storm log.md"
 
 
-def test_name_query_is_gated(bridge_vault):
-    recaller = open_recaller(bridge_vault)
+def test_name_query_is_gated(bridge_vault, closing):
+    recaller = closing(open_recaller(bridge_vault))
     for query in ("Ada Lovelace", "countess of lovelace", "Tide tables"):
         result = recaller.ask(query, "gated", small())
         assert result.gate.entity, query
@@ -211,11 +211,11 @@ def test_entity_gate_shapes(query, entity):
     assert gate.reason
 
 
-def test_graph_failure_falls_back_to_dense(bridge_vault, monkeypatch, caplog):
+def test_graph_failure_falls_back_to_dense(bridge_vault, monkeypatch, caplog, closing):
     def broken(*args, **kwargs):
         raise sqlite3.OperationalError("links table on fire")
 
-    recaller = open_recaller(bridge_vault)
+    recaller = closing(open_recaller(bridge_vault))
     dense = recaller.ask(QUESTION, "vector", small())
     monkeypatch.setattr(graph_stage, "expand", broken)
     with caplog.at_level("WARNING", logger="brain"):
@@ -236,7 +236,9 @@ def test_graph_failure_falls_back_to_dense(bridge_vault, monkeypatch, caplog):
     assert "Traceback" not in out.output
 
 
-def test_ab_logs_the_modes_that_ran_and_its_report_leaves_out_a_graph_that_fell_back(bridge_vault, monkeypatch):
+def test_ab_logs_the_modes_that_ran_and_its_report_leaves_out_a_graph_that_fell_back(
+    bridge_vault, monkeypatch, closing
+):
     """A graph whose hop failed was logged as graph and counted in the weekly figures as a graph
     that changed nothing (the dense result): "does the graph earn its keep" read a failure as no."""
 
@@ -249,7 +251,11 @@ def test_ab_logs_the_modes_that_ran_and_its_report_leaves_out_a_graph_that_fell_
     monkeypatch.setattr(graph_stage, "expand", broken)
     out = CliRunner().invoke(cli, args)
     assert out.exit_code == 0, out.output
-    rows = open_db().execute("SELECT mode_a, mode_b, new_in_top_k, warnings FROM ab_recall ORDER BY id").fetchall()
+    rows = (
+        closing(open_db())
+        .execute("SELECT mode_a, mode_b, new_in_top_k, warnings FROM ab_recall ORDER BY id")
+        .fetchall()
+    )
     assert [(r["mode_a"], r["mode_b"]) for r in rows] == [("vector", "graph"), ("vector", "vector")]
     assert "graph stage failed" in rows[1]["warnings"]
     report = json.loads(CliRunner().invoke(cli, ["ab", "report", "--json"]).stdout)
@@ -259,13 +265,13 @@ def test_ab_logs_the_modes_that_ran_and_its_report_leaves_out_a_graph_that_fell_
 
 
 @pytest.mark.parametrize("mode, stage", [("graph", "expand"), ("ppr", "first_via")])
-def test_a_bug_in_the_graph_stages_is_raised_not_hidden(bridge_vault, monkeypatch, mode, stage):
+def test_a_bug_in_the_graph_stages_is_raised_not_hidden(bridge_vault, monkeypatch, mode, stage, closing):
     """Only the failures a graph stage expects fall back; a bug in our own code fails loudly."""
 
     def buggy(*args, **kwargs):
         raise TypeError("a bug in brain, not a missing graph")
 
-    recaller = open_recaller(bridge_vault)
+    recaller = closing(open_recaller(bridge_vault))
     monkeypatch.setattr(graph_stage, stage, buggy)
     monkeypatch.setattr(
         "brain.recall.ppr.LinkGraph.top", lambda self, scores, depth: [(i, 1.0) for i in self.note_ids[:depth].tolist()]
@@ -274,11 +280,11 @@ def test_a_bug_in_the_graph_stages_is_raised_not_hidden(bridge_vault, monkeypatc
         recaller.ask(QUESTION, mode, small())
 
 
-def test_pagerank_failure_falls_back_in_every_mode_that_uses_it(bridge_vault, monkeypatch):
+def test_pagerank_failure_falls_back_in_every_mode_that_uses_it(bridge_vault, monkeypatch, closing):
     def broken(*args, **kwargs):
         raise MemoryError("no room for the graph")
 
-    recaller = open_recaller(bridge_vault)
+    recaller = closing(open_recaller(bridge_vault))
     monkeypatch.setattr("brain.recall.ppr.LinkGraph.personalized_pagerank", broken)
     hybrid = recaller.ask(QUESTION, "hybrid", small())
     # The anchor lanes read links from the index, not the graph: they fuse on; weighed out here
@@ -426,10 +432,10 @@ def test_the_readme_json_example_is_what_brain_ask_json_prints(bridge_vault):
     assert set(example["timings_ms"]) <= set(data["timings_ms"]) | {"load_embedder"}
 
 
-def test_every_result_has_every_fallback_flag(bridge_vault):
+def test_every_result_has_every_fallback_flag(bridge_vault, closing):
     # An agent reads `fallbacks["lexical"]` as it reads the others: the key is there, false,
     # when BM25 answered (it was there only when it fell back, a KeyError otherwise).
-    recaller = open_recaller(bridge_vault)
+    recaller = closing(open_recaller(bridge_vault))
     for mode in ("vector", "graph", "hybrid", "hybrid+ppr"):
         result = recaller.ask(QUESTION, mode, small())
         assert result.fallbacks == dict.fromkeys(("graph", "lexical", "names", "dates", "folders", "rerank"), False)
@@ -442,7 +448,7 @@ def test_human_output_marks_via(bridge_vault):
     assert "Tide tables  via [[Harbour operations]]" in out.stdout
 
 
-def test_ab_logs_the_difference(bridge_vault):
+def test_ab_logs_the_difference(bridge_vault, closing):
     """The pilot's pair: the hop's notes carry `via`, and that is what came via the graph."""
     out = CliRunner().invoke(
         cli,
@@ -466,7 +472,7 @@ def test_ab_logs_the_difference(bridge_vault):
     )
     assert out.exit_code == 0, out.output
     assert "* Tide tables  via [[Harbour operations]]" in out.stdout
-    conn = open_db()
+    conn = closing(open_db())
     row = conn.execute("SELECT * FROM ab_recall").fetchone()
     assert row["query"] == QUESTION
     assert row["source"] == "test-src"
@@ -490,7 +496,7 @@ def test_ab_logs_the_difference(bridge_vault):
     assert "queries: 1" in text.stdout and "not entity" in text.stdout
 
 
-def test_ab_by_default_compares_brain_asks_mode_without_and_with_the_links(bridge_vault):
+def test_ab_by_default_compares_brain_asks_mode_without_and_with_the_links(bridge_vault, closing):
     """`--ab` compared vector with graph, the pilot's pair: without a reranker the hop's notes did
     not reach the top k (two equal columns, a log that measured nothing), and brain ask runs
     hybrid+ppr. With hybrid against hybrid+ppr, Tide tables (no word of the question: only the
@@ -503,7 +509,7 @@ def test_ab_by_default_compares_brain_asks_mode_without_and_with_the_links(bridg
     assert "* Ada Lovelace  via [[Harbour operations]]" in out.stdout  # PageRank alone reached it
     flat = " ".join(out.stdout.split())  # the gate's line is broken to the width (a pipe's: 120)
     assert "hybrid+ppr added 2 candidates, 2 new in the top 5, 2 via links" in flat
-    row = open_db().execute("SELECT * FROM ab_recall").fetchone()
+    row = closing(open_db()).execute("SELECT * FROM ab_recall").fetchone()
     assert (row["mode_a"], row["mode_b"]) == ("hybrid", "hybrid+ppr")
     assert json.loads(row["via_graph_titles"]) == ["Tide tables", "Ada Lovelace"]
     assert row["via_graph_in_top_k"] == row["new_in_top_k"] == 2 and row["candidates_added"] == 2
@@ -512,10 +518,10 @@ def test_ab_by_default_compares_brain_asks_mode_without_and_with_the_links(bridg
     assert {"title": "Tide tables", "times": 1} in report["top_promoted"]
 
 
-def test_the_notes_the_links_add_to_a_fused_pool_include_the_anchor_lanes(bridge_vault):
+def test_the_notes_the_links_add_to_a_fused_pool_include_the_anchor_lanes(bridge_vault, closing):
     """A fused mode's candidates_added counted the notes PageRank brought that no lane before it
     had: Tide tables, which the anchor lanes bring (PageRank too, after them), was not among them."""
-    recaller = open_recaller(bridge_vault)
+    recaller = closing(open_recaller(bridge_vault))
     hybrid, fused = recaller.compare(QUESTION, ["hybrid", "hybrid+ppr"], small())
     assert hybrid.candidates_added == 0
     tide = next(c for c in fused.results if c.path == "Tide tables.md")
@@ -523,25 +529,25 @@ def test_the_notes_the_links_add_to_a_fused_pool_include_the_anchor_lanes(bridge
     assert fused.candidates_added == 2  # Tide tables, and Ada Lovelace (PageRank's alone)
 
 
-def test_ab_with_a_name_records_the_gate(bridge_vault):
+def test_ab_with_a_name_records_the_gate(bridge_vault, closing):
     out = CliRunner().invoke(cli, ["ask", "--vault", str(bridge_vault), "--ab", "Ada Lovelace"])
     assert out.exit_code == 0, out.output
-    row = open_db().execute("SELECT gate_entity, gate_reason, mode_b FROM ab_recall").fetchone()
+    row = closing(open_db()).execute("SELECT gate_entity, gate_reason, mode_b FROM ab_recall").fetchone()
     # The gate's decision is recorded beside the two runs (a fused mode applies no gate).
     assert row["gate_entity"] == 1 and "title or alias" in row["gate_reason"] and row["mode_b"] == "hybrid+ppr"
 
 
-def test_ab_masks_a_secret_in_the_query_as_the_ledger_does(bridge_vault):
+def test_ab_masks_a_secret_in_the_query_as_the_ledger_does(bridge_vault, closing):
     """The query is stored in ab_recall: a token pasted into it must not be (the ledger masks it)."""
     query = "Ada Lovelace deploy with GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789"
     out = CliRunner().invoke(cli, ["ask", "--vault", str(bridge_vault), "--ab", query])
     assert out.exit_code == 0, out.output
-    row = open_db().execute("SELECT query, gate_reason FROM ab_recall").fetchone()
+    row = closing(open_db()).execute("SELECT query, gate_reason FROM ab_recall").fetchone()
     assert "ghp_abc" not in row["query"] + row["gate_reason"]
     assert row["query"].startswith("Ada Lovelace deploy with GITHUB_TOKEN=")
 
 
-def test_ab_stores_no_secret_a_note_path_or_title_holds(bridge_vault):
+def test_ab_stores_no_secret_a_note_path_or_title_holds(bridge_vault, closing):
     """ab_recall keeps the top notes' paths and the titles promoted via links: a key in a folder's
     name or a note's title was stored as it was (the ledger masks the paths of files a turn wrote)."""
     key, password = "sk-ant-api03-" + "Zq8xW2vN7pL4kR9tY6uB3mC1dF5gH0jKaS", "hunter2-correct-horse"
@@ -552,7 +558,7 @@ def test_ab_stores_no_secret_a_note_path_or_title_holds(bridge_vault):
     )
     out = CliRunner().invoke(cli, ["ask", "--vault", str(bridge_vault), "--ab", "-k", "20", "winter storms harbour"])
     assert out.exit_code == 0, out.output
-    row = open_db().execute("SELECT top_a, top_b, new_in_top_k, via_graph_titles FROM ab_recall").fetchone()
+    row = closing(open_db()).execute("SELECT top_a, top_b, new_in_top_k, via_graph_titles FROM ab_recall").fetchone()
     assert any(path.startswith("keys sk-ant-***") for path in json.loads(row["top_a"]))  # the note was in the top k
     raw = sqlite3.connect(config.db_path())
     dump = "\n".join(raw.iterdump())
@@ -560,7 +566,7 @@ def test_ab_stores_no_secret_a_note_path_or_title_holds(bridge_vault):
     assert key not in dump and password not in dump
 
 
-def test_bad_input_messages(bridge_vault, tmp_path, monkeypatch):
+def test_bad_input_messages(bridge_vault, tmp_path, monkeypatch, closing):
     runner = CliRunner()
     empty = "Error: an empty query asks nothing: give words or a question, e.g. 'how should agent memory work'\n"
     for query in ("   ", "", "\u200b"):  # the line the MCP tool search and brain serve give (test_mcp: EMPTY_QUERY)
@@ -593,10 +599,10 @@ def test_bad_input_messages(bridge_vault, tmp_path, monkeypatch):
 
     monkeypatch.setenv("BRAIN_EMBED_MODEL", "fake:64")
     with pytest.raises(ConfigError):
-        open_recaller(bridge_vault).ask("x", "sideways")
+        closing(open_recaller(bridge_vault)).ask("x", "sideways")
 
 
-def test_stale_index_is_updated_before_answering(bridge_vault):
+def test_stale_index_is_updated_before_answering(bridge_vault, closing):
     write(bridge_vault, "Late note.md", "# Late note\n\nzephyr quokka marmalade\n")
     stale = open_recaller(bridge_vault, update=False)
     assert stale.stale == 1 and any("1 note changed since" in w for w in stale.warnings)
@@ -604,7 +610,7 @@ def test_stale_index_is_updated_before_answering(bridge_vault):
     assert result.stale == 1 and "Late note.md" not in [c.path for c in result.results]
     stale.close()
 
-    fresh = open_recaller(bridge_vault)
+    fresh = closing(open_recaller(bridge_vault))
     assert fresh.stale == 0
     assert fresh.ask("zephyr quokka marmalade", "vector", small()).results[0].path == "Late note.md"
 
@@ -612,13 +618,16 @@ def test_stale_index_is_updated_before_answering(bridge_vault):
     assert json.loads(out.stdout)["stale_notes"] == 0  # the update above already ran
 
 
-def test_a_note_whose_file_is_gone_is_never_an_answer_from_a_stale_index(bridge_vault):
+def test_a_note_whose_file_is_gone_is_never_an_answer_from_a_stale_index(bridge_vault, closing):
     """The index cannot be updated (another process holds it, or --no-update): a deleted
     note is left out of the answer, and the warning says so and names the real cause."""
     from brain.index.writer_lock import vault_lock
 
     query = "harbour crane schedule during winter storms"
-    assert open_recaller(bridge_vault).ask(query, "hybrid+ppr", small()).results[0].path == "Harbour operations.md"
+    assert (
+        closing(open_recaller(bridge_vault)).ask(query, "hybrid+ppr", small()).results[0].path
+        == "Harbour operations.md"
+    )
     (bridge_vault / "Harbour operations.md").unlink()
     with vault_lock(config.index_dir(bridge_vault)):  # a writer is at work: the update must wait
         held = open_recaller(bridge_vault)
@@ -649,7 +658,7 @@ class _Scores:
 
 
 @pytest.mark.parametrize("mode", ["vector", "graph", "hybrid", "hybrid+ppr", "vector+rerank", "hybrid+rerank"])
-def test_notes_whose_files_are_gone_leave_no_hole_in_the_answer(bridge_vault, monkeypatch, mode):
+def test_notes_whose_files_are_gone_leave_no_hole_in_the_answer(bridge_vault, monkeypatch, mode, closing):
     """A note whose file is gone was dropped after the lanes, the fusion and the reranker had
     cut the pool (to --depth, to max(depth, k), to --pool): `--no-update -k 3` answered one note
     of three, with nothing said, and the gone notes took the reranker's places. The notes below
@@ -658,7 +667,7 @@ def test_notes_whose_files_are_gone_leave_no_hole_in_the_answer(bridge_vault, mo
     reranker = _Scores()
     monkeypatch.setattr("brain.recall.pipeline.load_reranker", lambda name: reranker)
     settings = RecallSettings(k=3, depth=3, seeds=3, max_new=10, pool=3)
-    before = open_recaller(bridge_vault).ask(QUESTION, "vector", settings)
+    before = closing(open_recaller(bridge_vault)).ask(QUESTION, "vector", settings)
     gone = [c.path for c in before.results[:2]]
     for path in gone:
         (bridge_vault / path).unlink()
@@ -695,9 +704,9 @@ def test_a_renamed_note_counts_once_in_the_stale_count(bridge_vault):
     stale.close()
 
 
-def test_reranker_that_cannot_load_keeps_dense_order(bridge_vault, monkeypatch):
+def test_reranker_that_cannot_load_keeps_dense_order(bridge_vault, monkeypatch, closing):
     monkeypatch.setenv("BRAIN_RERANK_MODEL", str(bridge_vault / "no-such-model"))
-    recaller = open_recaller(bridge_vault)
+    recaller = closing(open_recaller(bridge_vault))
     dense = recaller.ask(QUESTION, "vector", small())
     result = recaller.ask(QUESTION, "vector+rerank", small())
     assert [c.path for c in result.results] == [c.path for c in dense.results]
@@ -712,7 +721,7 @@ def test_reranker_that_cannot_load_keeps_dense_order(bridge_vault, monkeypatch):
 
 
 @pytest.mark.parametrize("scores", ["nan", "inf", "short"])
-def test_a_reranker_giving_no_number_or_too_few_keeps_the_earlier_order(bridge_vault, monkeypatch, scores):
+def test_a_reranker_giving_no_number_or_too_few_keeps_the_earlier_order(bridge_vault, monkeypatch, scores, closing):
     """A model that loads but scores NaN (fp16 overflow), infinities or fewer passages than it
     was given: its order is no order, and NaN is no JSON. The earlier order stands, said."""
 
@@ -726,7 +735,7 @@ def test_a_reranker_giving_no_number_or_too_few_keeps_the_earlier_order(bridge_v
 
     monkeypatch.setenv("BRAIN_RERANK_MODEL", "a-broken-cross-encoder")
     monkeypatch.setattr("brain.recall.pipeline.load_reranker", lambda name: Broken())
-    recaller = open_recaller(bridge_vault)
+    recaller = closing(open_recaller(bridge_vault))
     dense = recaller.ask(QUESTION, "vector", small())
     result = recaller.ask(QUESTION, "vector+rerank", small())
     assert [c.path for c in result.results] == [c.path for c in dense.results]
@@ -801,8 +810,8 @@ def test_context_bundle_respects_budget(bridge_vault):
     assert "harbour crane schedule" in out.stdout
 
 
-def test_ab_recall_table_matches_schema_doc():
-    conn = open_db()
+def test_ab_recall_table_matches_schema_doc(closing):
+    conn = closing(open_db())
     columns = [r[1] for r in conn.execute("PRAGMA table_info(ab_recall)")]
     assert columns[:6] == ["id", "created_at", "source", "vault", "query", "mode_a"]
     assert isinstance(conn, sqlite3.Connection)
@@ -836,7 +845,7 @@ def test_links_to_no_note_are_left_out_of_pagerank_and_said(bridge_vault):
     assert json.loads(again.stdout)["warnings"] == data["warnings"]
 
 
-def test_every_result_shows_a_cosine_also_one_the_lexical_lane_found_first(tmp_path):
+def test_every_result_shows_a_cosine_also_one_the_lexical_lane_found_first(tmp_path, closing):
     """A note the lexical lane found before a later lane (PageRank, the extra lanes) kept its BM25
     score as `dense_score` (5.49 shown as a cosine for a prompt about nothing in the vault), and the
     prompt hook, which adds a note whose `dense_score` reaches 0.35, would have added it."""
@@ -852,7 +861,7 @@ def test_every_result_shows_a_cosine_also_one_the_lexical_lane_found_first(tmp_p
     write(root, "Quay 0.md", "# Quay 0\n\nHarbour harbour quay 0, see [[Ledger]].\n")
     index_vault(root, progress=False)
     query = "zyxquartz harbour"
-    recaller = open_recaller(root)
+    recaller = closing(open_recaller(root))
     result = recaller.ask(query, "hybrid+ppr", RecallSettings(k=8, depth=2, seeds=3, max_new=10, pool=8))
     assert any(c.sources[0] == "lexical" and len(c.sources) > 1 for c in result.results), "nothing to check"
     vector = recaller.embedder.embed_query(query)
