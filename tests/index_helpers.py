@@ -410,6 +410,7 @@ def as_before_m021(db: Path) -> None:
         names[names.index("m021_search_text") :],
     )
     conn.execute("COMMIT")
+    conn.close()
 
 
 def as_before_m022(db: Path) -> None:

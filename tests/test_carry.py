@@ -305,12 +305,12 @@ def test_what_one_run_keeps_the_next_takes_over_as_a_fresh_build_would(tmp_path,
     assert any("patched" in m for m in taken), taken
 
 
-def test_a_damaged_or_foreign_file_is_not_used_and_is_replaced(toy_vault, caplog, monkeypatch):
+def test_a_damaged_or_foreign_file_is_not_used_and_is_replaced(toy_vault, caplog, monkeypatch, closing):
     caplog.set_level(logging.INFO, logger="brain")
     embedder = FakeEmbedder()
     root = toy_vault.resolve()
     index_into(_home(), toy_vault, embedder)
-    expected = _snapshot_state(_fresh(root, embedder))
+    expected = _snapshot_state(closing(_fresh(root, embedder)))
     path = _cache_file(root)
     run = _one_shot(root, embedder)
     run.link_graph(), run.names(), run.name_index()

@@ -40,9 +40,9 @@ def russian_vault(tmp_path):
     return root
 
 
-def test_unicode61_on_russian_folds_case_and_yo(russian_vault):
+def test_unicode61_on_russian_folds_case_and_yo(russian_vault, closing):
     index_vault(russian_vault, progress=False)
-    store = open_store(russian_vault)
+    store = closing(open_store(russian_vault))
     for query in ("Ёлкин", "елкин", "ЕЛКИН", "еще", "ещё", "Петр", "лед"):
         assert _paths(store, query)[:1] == ["Пётр Ёлкин.md"], query
     for query in ("москва", "Москва", "МОСКВА"):
@@ -54,14 +54,14 @@ def test_unicode61_on_russian_folds_case_and_yo(russian_vault):
     assert _paths(store, "иошкар") == []  # й is a letter of its own, not и with a mark
 
 
-def test_titles_renamed_later_are_folded_too(russian_vault):
+def test_titles_renamed_later_are_folded_too(russian_vault, closing):
     index_vault(russian_vault, progress=False)
     (russian_vault / "Москва.md").rename(russian_vault / "Столица Ёжиков.md")
     index_vault(russian_vault, progress=False)
-    assert _paths(open_store(russian_vault), "ежиков")[:1] == ["Столица Ёжиков.md"]
+    assert _paths(closing(open_store(russian_vault)), "ежиков")[:1] == ["Столица Ёжиков.md"]
 
 
-def test_the_yo_migration_refills_an_older_index(tmp_path):
+def test_the_yo_migration_refills_an_older_index(tmp_path, closing):
     """An index made before m003 holds ё unfolded; opening it folds what is there."""
     directory = tmp_path / "old-index"
     conn = index_db_before(directory, "m003_index_id")
@@ -72,7 +72,7 @@ def test_the_yo_migration_refills_an_older_index(tmp_path):
     conn.execute("INSERT INTO chunks (note_id, ordinal, text, vector) VALUES (1, 0, 'Ёлкин ещё в Листвянке', x'00')")
     assert conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'елкин'").fetchone()[0] == 0
     conn.close()
-    store = IndexStore.open(directory)
+    store = closing(IndexStore.open(directory))
     assert "m006_fts_fold_yo" in INDEX_MIGRATIONS.applied(store.conn)
     assert _paths(store, "Елкин еще") == ["Ёлкин.md"]
 
@@ -103,25 +103,25 @@ CJK_QUERIES = [
 ]
 
 
-def test_cjk_query_finds_nothing_with_the_default_tokenizer(cjk_vault):
+def test_cjk_query_finds_nothing_with_the_default_tokenizer(cjk_vault, closing):
     index_vault(cjk_vault, progress=False)
-    store = open_store(cjk_vault)
+    store = closing(open_store(cjk_vault))
     assert store.fts_tokenizer() == "unicode61"
     for query, _ in CJK_QUERIES:
         assert _paths(store, query) == [], query
 
 
-def test_cjk_query_finds_its_note_with_trigram(cjk_vault, monkeypatch):
+def test_cjk_query_finds_its_note_with_trigram(cjk_vault, monkeypatch, closing):
     monkeypatch.setenv("BRAIN_FTS_TOKENIZER", "trigram")
     index_vault(cjk_vault, progress=False)
-    store = open_store(cjk_vault)
+    store = closing(open_store(cjk_vault))
     assert store.fts_tokenizer() == "trigram"
     for query, expected in CJK_QUERIES:
         assert _paths(store, query)[:1] == [expected], query
     # Space-separated words still match, case folded.
     assert _paths(store, "HARBOUR crane")[:1] == ["Harbour.md"]
     # The whole pipeline's lexical lane uses it too.
-    result = open_recaller(cjk_vault, rerank_model=None).ask("東京タワーの高さ", "hybrid")
+    result = closing(open_recaller(cjk_vault, rerank_model=None)).ask("東京タワーの高さ", "hybrid")
     top = result.results[0]
     assert top.path == "東京タワー.md" and "lexical" in top.sources
 
@@ -137,7 +137,7 @@ def test_fts_terms():
     assert fts_terms("ab", "trigram") == []  # too short for a trigram index to match
 
 
-def test_changing_the_tokenizer_needs_a_rebuild(cjk_vault, monkeypatch):
+def test_changing_the_tokenizer_needs_a_rebuild(cjk_vault, monkeypatch, closing):
     runner = CliRunner()
     assert runner.invoke(cli, ["index", "--vault", str(cjk_vault), "-q"]).exit_code == 0
     monkeypatch.setenv("BRAIN_FTS_TOKENIZER", "trigram")
@@ -150,7 +150,7 @@ def test_changing_the_tokenizer_needs_a_rebuild(cjk_vault, monkeypatch):
         open_recaller(cjk_vault)
     rebuilt = runner.invoke(cli, ["index", "--vault", str(cjk_vault), "--rebuild", "--json"])
     assert rebuilt.exit_code == 0, rebuilt.output
-    store = open_store(cjk_vault)
+    store = closing(open_store(cjk_vault))
     assert store.fts_tokenizer() == "trigram"
     assert _paths(store, "东京タワーの高さ".replace("东", "東"))[:1] == ["東京タワー.md"]
     count = lambda sql: store.conn.execute(sql).fetchone()[0]
@@ -160,14 +160,14 @@ def test_changing_the_tokenizer_needs_a_rebuild(cjk_vault, monkeypatch):
     # And back: unicode61 again after a rebuild.
     monkeypatch.setenv("BRAIN_FTS_TOKENIZER", "unicode61")
     assert runner.invoke(cli, ["index", "--vault", str(cjk_vault), "--rebuild", "-q"]).exit_code == 0
-    assert open_store(cjk_vault).fts_tokenizer() == "unicode61"
+    assert closing(open_store(cjk_vault)).fts_tokenizer() == "unicode61"
     assert config.index_dir(cjk_vault).is_dir()
 
 
-def test_unknown_tokenizer_is_one_clear_line(cjk_vault, monkeypatch):
+def test_unknown_tokenizer_is_one_clear_line(cjk_vault, monkeypatch, closing):
     monkeypatch.setenv("BRAIN_FTS_TOKENIZER", "icu")
     with pytest.raises(ConfigError, match=r"BRAIN_FTS_TOKENIZER must be one of unicode61, trigram, not 'icu'"):
         index_vault(cjk_vault, progress=False)
     result = CliRunner().invoke(cli, ["index", "--vault", str(cjk_vault), "--rebuild"])
     assert result.exit_code == 1 and result.stderr.count("\n") == 1
-    assert not (config.index_dir(cjk_vault) / "index.db").exists() or not open_store(cjk_vault).has_chunks()
+    assert not (config.index_dir(cjk_vault) / "index.db").exists() or not closing(open_store(cjk_vault)).has_chunks()

@@ -367,11 +367,11 @@ def test_edges_record_the_world_time_their_note_states(tmp_path):
 # ----- identity ----------------------------------------------------------------------------------
 
 
-def test_a_note_recreated_where_a_deleted_one_was_continues_it(tmp_path):
+def test_a_note_recreated_where_a_deleted_one_was_continues_it(tmp_path, closing):
     root = tmp_path / "v"
     write(root, "Ideas.md", "# Ideas\n\nfirst list\n")
     index_then_moment(root)
-    first_id = open_store(root).note_id("Ideas.md")
+    first_id = closing(open_store(root)).note_id("Ideas.md")
     (root / "Ideas.md").unlink()
     index_then_moment(root)
     write(root, "Ideas.md", "# Ideas\n\nan entirely new list\n")
@@ -385,16 +385,16 @@ def test_a_note_recreated_where_a_deleted_one_was_continues_it(tmp_path):
         store.close()
 
 
-def test_empty_notes_are_not_matched_by_content(tmp_path):
+def test_empty_notes_are_not_matched_by_content(tmp_path, closing):
     root = tmp_path / "v"
     write(root, "Untitled.md", "")
     index_then_moment(root)
-    old = open_store(root).note_id("Untitled.md")
+    old = closing(open_store(root)).note_id("Untitled.md")
     (root / "Untitled.md").unlink()
     index_then_moment(root)
     write(root, "Other.md", "")
     index_then_moment(root)
-    assert open_store(root).note_id("Other.md") != old
+    assert closing(open_store(root)).note_id("Other.md") != old
 
 
 # ----- keeping versions ---------------------------------------------------------------------------

@@ -332,12 +332,12 @@ def _as_before_m020(db: Path) -> int:
         conn.close()
 
 
-def test_an_index_from_before_segments_reads_and_is_converted(tmp_path):
+def test_an_index_from_before_segments_reads_and_is_converted(tmp_path, closing):
     root = tmp_path / "vault"
     db = config.index_dir(root) / "index.db"
     contents = _grow_and_edit(root, random.Random(37), 8)
     assert _as_before_m020(db) == 7
-    size = sqlite3.connect(db).execute("SELECT sum(length(content)) FROM note_versions").fetchone()[0]
+    size = closing(sqlite3.connect(db)).execute("SELECT sum(length(content)) FROM note_versions").fetchone()[0]
     store = open_store(root)  # migrates
     try:
         assert INDEX_MIGRATIONS.pending(store.conn) == []
@@ -395,13 +395,15 @@ print("done", flush=True)
 """
 
 
-def test_sigkill_mid_m020_leaves_the_index_as_it_was_and_the_next_open_converts_it(tmp_path):
+def test_sigkill_mid_m020_leaves_the_index_as_it_was_and_the_next_open_converts_it(tmp_path, closing):
     root = tmp_path / "vault"
     db = config.index_dir(root) / "index.db"
     contents = _grow_and_edit(root, random.Random(43), 8)
     _as_before_m020(db)
     before = hashlib.sha256(
-        b"".join(bytes(r[0]) for r in sqlite3.connect(db).execute("SELECT content FROM note_versions ORDER BY id"))
+        b"".join(
+            bytes(r[0]) for r in closing(sqlite3.connect(db)).execute("SELECT content FROM note_versions ORDER BY id")
+        )
     ).hexdigest()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     proc = subprocess.Popen(

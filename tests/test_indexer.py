@@ -1169,7 +1169,7 @@ def test_no_op_run_with_lexical_postings_never_imports_numpy(toy_vault, monkeypa
     assert out.stdout.strip() == "False", out.stdout + out.stderr
 
 
-def test_link_resolution_resolves_only_the_links_a_change_can_move(tmp_path, monkeypatch):
+def test_link_resolution_resolves_only_the_links_a_change_can_move(tmp_path, monkeypatch, closing):
     from brain import links as links_module
 
     root = tmp_path / "v"
@@ -1193,7 +1193,7 @@ def test_link_resolution_resolves_only_the_links_a_change_can_move(tmp_path, mon
     write(root, "Future.md", "at last")  # a new name: the links that name it, so [[Future]] resolves
     index_vault(root, progress=False)
     assert calls == [("a.md", "Future")]
-    view = IndexView(config.index_dir(root))
+    view = closing(IndexView(config.index_dir(root)))
     assert "Future.md" in view.targets("a.md")
 
     calls.clear()

@@ -23,9 +23,9 @@ def tiny_cross_encoder(tmp_path_factory):
     return build_tiny_cross_encoder(tmp_path_factory.mktemp("models") / "tiny-ce")
 
 
-def test_reranker_reorders_the_pool_by_its_scores(bridge_vault, tiny_cross_encoder, monkeypatch):  # noqa: F811
+def test_reranker_reorders_the_pool_by_its_scores(bridge_vault, tiny_cross_encoder, monkeypatch, closing):  # noqa: F811
     monkeypatch.setenv("BRAIN_RERANK_MODEL", str(tiny_cross_encoder))
-    recaller = open_recaller(bridge_vault)
+    recaller = closing(open_recaller(bridge_vault))
     settings = RecallSettings(k=8, depth=3, seeds=3, pool=3)
     dense = recaller.ask(QUESTION, "vector", settings)
     result = recaller.ask(QUESTION, "graph+rerank", settings)
@@ -48,9 +48,9 @@ def test_reranker_reorders_the_pool_by_its_scores(bridge_vault, tiny_cross_encod
     assert [c.path for c in again.results] == [c.path for c in result.results]
 
 
-def test_reranker_reads_title_heading_and_text(bridge_vault, tiny_cross_encoder, monkeypatch):  # noqa: F811
+def test_reranker_reads_title_heading_and_text(bridge_vault, tiny_cross_encoder, monkeypatch, closing):  # noqa: F811
     monkeypatch.setenv("BRAIN_RERANK_MODEL", str(tiny_cross_encoder))
-    result = open_recaller(bridge_vault).ask(QUESTION, "vector", RecallSettings(k=1))
+    result = closing(open_recaller(bridge_vault)).ask(QUESTION, "vector", RecallSettings(k=1))
     text = passage(result.results[0])
     assert text.startswith("Harbour operations > Harbour operations\n") and "crane schedule" in text
 
@@ -76,6 +76,7 @@ def test_eval_ab_log_compares_the_pair_ask_ab_does_reranked_when_a_reranker_is(
     tiny_cross_encoder,
     monkeypatch,
     tmp_path,
+    closing,
 ):
     """`brain eval --ab-log` logged vector against graph, unreranked, where `brain ask --ab`
     compares its pair as brain ask runs it: +rerank when a reranker is configured."""
@@ -87,7 +88,7 @@ def test_eval_ab_log_compares_the_pair_ask_ab_does_reranked_when_a_reranker_is(
     args = ["eval", str(queries), "--vault", str(bridge_vault), "--modes", "vector", "--ab-log", "bench"]
     out = CliRunner().invoke(cli, args)
     assert out.exit_code == 0, out.output
-    rows = open_db().execute("SELECT source, mode_a, mode_b FROM ab_recall").fetchall()
+    rows = closing(open_db()).execute("SELECT source, mode_a, mode_b FROM ab_recall").fetchall()
     assert [tuple(r) for r in rows] == [("bench", "hybrid+rerank", "hybrid+ppr+rerank")]
 
 

@@ -51,7 +51,8 @@ def _plan_summary(vault: Path, store: IndexStore) -> tuple:
 @pytest.fixture
 def indexed(toy_vault):
     _index(toy_vault)
-    return toy_vault, open_store(toy_vault)
+    with open_store(toy_vault) as store:
+        yield toy_vault, store
 
 
 def _blob(store: IndexStore) -> bytes:

@@ -36,29 +36,29 @@ def _from_schema(part: str) -> dict[str, str]:
     return _objects(conn)
 
 
-def test_brain_db_matches_schema_sql(tmp_path):
-    conn = open_db(tmp_path / "brain.db")
+def test_brain_db_matches_schema_sql(tmp_path, closing):
+    conn = closing(open_db(tmp_path / "brain.db"))
     assert _objects(conn) == _from_schema("brain")
     assert [name for name, _ in MIGRATIONS.steps] == MIGRATIONS.applied(conn)
 
 
-def test_index_db_matches_schema_sql(tmp_path):
-    store = IndexStore.open(tmp_path / "idx")
+def test_index_db_matches_schema_sql(tmp_path, closing):
+    store = closing(IndexStore.open(tmp_path / "idx"))
     assert _objects(store.conn) == _from_schema("index")
     assert [name for name, _ in INDEX_MIGRATIONS.steps] == INDEX_MIGRATIONS.applied(store.conn)
 
 
-def test_migrations_are_recorded_once_and_reapplying_is_a_no_op(tmp_path):
+def test_migrations_are_recorded_once_and_reapplying_is_a_no_op(tmp_path, closing):
     path = tmp_path / "brain.db"
     open_db(path).close()
-    conn = open_db(path)
+    conn = closing(open_db(path))
     assert MIGRATIONS.pending(conn) == []
     assert MIGRATIONS.apply(conn) == []
     count = conn.execute("SELECT count(*) FROM _migrations WHERE db = 'brain'").fetchone()[0]
     assert count == len(MIGRATIONS.steps)
 
 
-def test_a_failing_migration_leaves_nothing_behind(tmp_path):
+def test_a_failing_migration_leaves_nothing_behind(tmp_path, closing):
     from brain.migrations import Migrations
 
     migrations = Migrations("demo")
@@ -71,7 +71,7 @@ def test_a_failing_migration_leaves_nothing_behind(tmp_path):
     def m002_broken(conn):
         conn.executescript("CREATE TABLE half (x); CREATE TABLE half (x);")
 
-    conn = connect(str(tmp_path / "demo.db"))
+    conn = closing(connect(str(tmp_path / "demo.db")))
     try:
         migrations.apply(conn)
     except sqlite3.OperationalError:
@@ -81,7 +81,7 @@ def test_a_failing_migration_leaves_nothing_behind(tmp_path):
     assert migrations.applied(conn) == ["m001_ok"]
 
 
-def test_a_migration_sqlite_already_rolled_back_reports_its_own_error(tmp_path):
+def test_a_migration_sqlite_already_rolled_back_reports_its_own_error(tmp_path, closing):
     # A full disk makes SQLite roll the transaction back itself: the ROLLBACK that follows
     # must not replace "database or disk is full" with "no transaction is active".
     from brain.migrations import Migrations
@@ -94,14 +94,14 @@ def test_a_migration_sqlite_already_rolled_back_reports_its_own_error(tmp_path):
         conn.execute("ROLLBACK")  # what SQLite does on SQLITE_FULL or an I/O error
         raise sqlite3.OperationalError("database or disk is full")
 
-    conn = connect(str(tmp_path / "demo.db"))
+    conn = closing(connect(str(tmp_path / "demo.db")))
     with pytest.raises(sqlite3.OperationalError, match="database or disk is full"):
         migrations.apply(conn)
     assert not conn.in_transaction
     assert migrations.applied(conn) == []
 
 
-def test_a_failing_rollback_does_not_hide_the_migration_error(tmp_path):
+def test_a_failing_rollback_does_not_hide_the_migration_error(tmp_path, closing):
     from brain.migrations import Migrations
 
     class RollbackFails:
@@ -124,7 +124,7 @@ def test_a_failing_rollback_does_not_hide_the_migration_error(tmp_path):
     def m001_broken(conn):
         raise sqlite3.OperationalError("database or disk is full")
 
-    conn = connect(str(tmp_path / "demo.db"))
+    conn = closing(connect(str(tmp_path / "demo.db")))
     with pytest.raises(sqlite3.OperationalError, match="database or disk is full"):
         migrations.apply(RollbackFails(conn))
 
