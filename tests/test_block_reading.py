@@ -127,7 +127,7 @@ def test_the_timelines_sections_are_the_notes_headings():
     assert _summary(version, comment, version, changed)[0] == "+1 −1 lines; sections: Plan"
 
 
-def test_an_index_that_read_these_otherwise_reads_those_notes_again(tmp_path):
+def test_an_index_that_read_these_otherwise_reads_those_notes_again(tmp_path, closing):
     """m034: the notes with a chunk holding a setext underline under text, a fence in a quote or
     indented in a list item, or a heading line opening a comment it does not close are read again
     once by the next run."""
@@ -154,7 +154,7 @@ def test_an_index_that_read_these_otherwise_reads_those_notes_again(tmp_path):
     conn.commit()
     versions = conn.execute("SELECT count(*) FROM note_versions").fetchone()[0]
     conn.close()
-    assert "m034_setext_headings_and_nested_fences" in INDEX_MIGRATIONS.pending(sqlite3.connect(db))
+    assert "m034_setext_headings_and_nested_fences" in INDEX_MIGRATIONS.pending(closing(sqlite3.connect(db)))
     report, _ = index_into(home, vault)
     assert (report.changed, report.unchanged) == (4, 1)  # all but C, whose rule is no heading
     with IndexView(directory) as view:
@@ -164,7 +164,7 @@ def test_an_index_that_read_these_otherwise_reads_those_notes_again(tmp_path):
     assert index_into(home, vault)[0].changed == 0  # once
 
 
-def test_a_setext_heading_underlined_by_one_mark_is_read_again(tmp_path):
+def test_a_setext_heading_underlined_by_one_mark_is_read_again(tmp_path, closing):
     """m034's first look for a chunk worth its pattern took a "--" or a "==": an underline of
     one mark ("Intro" over "=", "Sub" over "-", as CommonMark reads any length) was passed over,
     its note left filed under the heading above it."""
@@ -189,7 +189,7 @@ def test_a_setext_heading_underlined_by_one_mark_is_read_again(tmp_path):
     conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm034_setext_headings_and_nested_fences'")
     conn.commit()
     conn.close()
-    assert "m034_setext_headings_and_nested_fences" in INDEX_MIGRATIONS.pending(sqlite3.connect(db))
+    assert "m034_setext_headings_and_nested_fences" in INDEX_MIGRATIONS.pending(closing(sqlite3.connect(db)))
     report, _ = index_into(home, vault)
     assert (report.changed, report.unchanged) == (2, 1)  # not C: its "-" is a list item's
     with IndexView(directory) as view:

@@ -241,7 +241,7 @@ def test_a_heading_ending_in_a_hash_after_a_word_keeps_it():
     ]
 
 
-def test_an_index_that_cut_the_hash_off_headings_reads_those_notes_again(tmp_path):
+def test_an_index_that_cut_the_hash_off_headings_reads_those_notes_again(tmp_path, closing):
     """m027: the notes with a heading that ends in a "#" after a word, whose chunks an older
     brain filed under a heading without it, are read again once by the next `brain index`."""
     import sqlite3
@@ -264,7 +264,7 @@ def test_an_index_that_cut_the_hash_off_headings_reads_those_notes_again(tmp_pat
     conn.commit()
     versions = conn.execute("SELECT count(*) FROM note_versions").fetchone()[0]
     conn.close()
-    assert "m027_headings_ending_in_a_hash" in INDEX_MIGRATIONS.pending(sqlite3.connect(db))
+    assert "m027_headings_ending_in_a_hash" in INDEX_MIGRATIONS.pending(closing(sqlite3.connect(db)))
     report, _ = index_into(home, vault)
     assert (report.changed, report.unchanged) == (1, 1)
     with IndexView(directory) as view:
@@ -345,7 +345,7 @@ def test_an_html_comment_in_a_heading_is_not_its_text(line, heading):
     assert [chunk.heading_path for chunk in chunks] == [(heading[1],)]
 
 
-def test_an_index_that_read_headings_in_html_comments_reads_those_notes_again(tmp_path):
+def test_an_index_that_read_headings_in_html_comments_reads_those_notes_again(tmp_path, closing):
     """m031: the notes with an HTML comment in a chunk, whose chunks an older brain may have filed
     under a heading inside the comment, are read again once by the next `brain index`."""
     import sqlite3
@@ -368,7 +368,7 @@ def test_an_index_that_read_headings_in_html_comments_reads_those_notes_again(tm
     conn.commit()
     versions = conn.execute("SELECT count(*) FROM note_versions").fetchone()[0]
     conn.close()
-    assert "m031_no_headings_in_html_comments" in INDEX_MIGRATIONS.pending(sqlite3.connect(db))
+    assert "m031_no_headings_in_html_comments" in INDEX_MIGRATIONS.pending(closing(sqlite3.connect(db)))
     report, _ = index_into(home, vault)
     assert (report.changed, report.unchanged) == (1, 1)
     with IndexView(directory) as view:
@@ -449,7 +449,7 @@ def test_m031_passes_over_a_note_whose_chunks_it_leaves(body, monkeypatch):
     assert not may_hide_a_heading("\n".join(chunk.text for chunk in before))
 
 
-def test_m031_reads_again_the_notes_with_a_heading_in_a_comment_and_no_other(tmp_path):
+def test_m031_reads_again_the_notes_with_a_heading_in_a_comment_and_no_other(tmp_path, closing):
     """m031 marked every note with "<!--" or "-->" in a chunk: a mermaid diagram's arrows, a
     comment closed on its line, a comment after the last heading, none of whose chunks it changes."""
     import sqlite3
@@ -477,7 +477,7 @@ def test_m031_reads_again_the_notes_with_a_heading_in_a_comment_and_no_other(tmp
     conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm031_no_headings_in_html_comments'")
     conn.commit()
     conn.close()
-    assert "m031_no_headings_in_html_comments" in INDEX_MIGRATIONS.pending(sqlite3.connect(db))
+    assert "m031_no_headings_in_html_comments" in INDEX_MIGRATIONS.pending(closing(sqlite3.connect(db)))
     report, _ = index_into(home, vault)
     assert (report.changed, report.unchanged) == (1, 3)
 
@@ -517,7 +517,7 @@ def test_m033_reads_again_a_note_whose_heading_with_a_comment_no_chunk_heading_h
         assert [chunk["heading"] for chunk in view.chunks("A.md")] == ["P", "P"]
 
 
-def test_an_index_that_kept_html_comments_in_headings_reads_those_notes_again(tmp_path):
+def test_an_index_that_kept_html_comments_in_headings_reads_those_notes_again(tmp_path, closing):
     """m033: the notes with a chunk heading holding an HTML comment, which an older brain kept
     in the heading's text, are read again once by the next `brain index`."""
     import sqlite3
@@ -540,7 +540,7 @@ def test_an_index_that_kept_html_comments_in_headings_reads_those_notes_again(tm
     conn.commit()
     versions = conn.execute("SELECT count(*) FROM note_versions").fetchone()[0]
     conn.close()
-    assert "m033_no_html_comments_in_headings" in INDEX_MIGRATIONS.pending(sqlite3.connect(db))
+    assert "m033_no_html_comments_in_headings" in INDEX_MIGRATIONS.pending(closing(sqlite3.connect(db)))
     report, _ = index_into(home, vault)
     assert (report.changed, report.unchanged) == (1, 1)
     with IndexView(directory) as view:

@@ -380,11 +380,11 @@ def test_a_rerank_mode_without_a_reranker_is_flagged_not_passed_off(eval_vault, 
     assert "* not reranked: vector+rerank fell back to the order before reranking for 4 of 4" in text.stdout
 
 
-def test_eval_ab_log_writes_one_row_per_query(eval_vault, brain_home):
+def test_eval_ab_log_writes_one_row_per_query(eval_vault, brain_home, closing):
     vault, queries = eval_vault
     result = _invoke(queries, "--vault", vault, "--modes", "gated", "--json", "--ab-log", "minibench")
     assert result.exit_code == 0, result.output
-    conn = sqlite3.connect(brain_home / "brain.db")
+    conn = closing(sqlite3.connect(brain_home / "brain.db"))
     rows = conn.execute("SELECT source, mode_a, mode_b, query FROM ab_recall ORDER BY id").fetchall()
     # the pair `brain ask --ab` compares: brain ask's mode without the lanes that read the links, and with them
     assert [r[:3] for r in rows] == [("minibench", "hybrid", "hybrid+ppr")] * 4

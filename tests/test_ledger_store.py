@@ -96,7 +96,7 @@ def test_missing_transcript_still_records_the_turn(tmp_path):
     assert row["byte_start"] is None and row["ended_at"] is not None
 
 
-def test_secrets_never_reach_the_database(tmp_path):
+def test_secrets_never_reach_the_database(tmp_path, closing):
     t = Transcript(tmp_path / "t.jsonl")
     t.prompt("use my key sk-ant-api03-SECRETSECRETSECRET1234 to call the API")
     t.tool("Bash", command="curl -H 'Authorization: Bearer tok_ABCDEF123456789' https://x")
@@ -109,7 +109,7 @@ def test_secrets_never_reach_the_database(tmp_path):
     )
     t.text("Called it with AKIAIOSFODNN7EXAMPLE.\n-----BEGIN PRIVATE KEY-----\nMIIEvQIBADAN\n-----END PRIVATE KEY-----")
     record_stop(hook_payload(t.write()))
-    raw = sqlite3.connect(open_db().execute("PRAGMA database_list").fetchone()[2])
+    raw = closing(sqlite3.connect(closing(open_db()).execute("PRAGMA database_list").fetchone()[2]))
     dump = "\n".join(raw.iterdump())
     for secret in (
         "SECRETSECRETSECRET",
@@ -318,14 +318,14 @@ def test_a_partial_row_of_the_next_turn_stays_its_own(tmp_path):
     ]
 
 
-def test_a_key_in_a_tool_name_never_reaches_the_database(tmp_path):
+def test_a_key_in_a_tool_name_never_reaches_the_database(tmp_path, closing):
     key = "sk-ant-api03-Zq8Lm2Np4Rt6Vx0Bc3Df5Gh7Jk9"
     t = Transcript(tmp_path / "t.jsonl")
     t.prompt("look it up")
     t.tool(f"mcp__x__{key}", "Error: denied", error=True, query="a")
     t.text("Done.")
     record_stop(hook_payload(t.write()))
-    raw = sqlite3.connect(open_db().execute("PRAGMA database_list").fetchone()[2])
+    raw = closing(sqlite3.connect(closing(open_db()).execute("PRAGMA database_list").fetchone()[2]))
     assert "Zq8Lm2Np4Rt6" not in "\n".join(raw.iterdump())
     (row,) = _rows()
     assert json.loads(row["tools"]) == {"mcp__x__sk-ant-***": 1}

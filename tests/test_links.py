@@ -581,7 +581,7 @@ def test_a_wikilink_written_from_the_linking_notes_folder_resolves(tmp_path):
         assert view.targets("B/Src.md") == again.targets("B/Src.md") == {"Other/Note.md", "B/Here.md"}
 
 
-def test_an_index_that_left_wikilinks_from_the_notes_folder_dangling_resolves_them(tmp_path):
+def test_an_index_that_left_wikilinks_from_the_notes_folder_dangling_resolves_them(tmp_path, closing):
     """m029: the notes with a wikilink written from their folder are read again once by the next
     `brain index` (nothing embedded again), and the links resolve."""
     import sqlite3
@@ -602,14 +602,14 @@ def test_an_index_that_left_wikilinks_from_the_notes_folder_dangling_resolves_th
     conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm029_wikilinks_from_the_notes_folder'")
     conn.commit()
     conn.close()
-    assert "m029_wikilinks_from_the_notes_folder" in INDEX_MIGRATIONS.pending(sqlite3.connect(db))
+    assert "m029_wikilinks_from_the_notes_folder" in INDEX_MIGRATIONS.pending(closing(sqlite3.connect(db)))
     report, _ = index_into(home, vault)
     assert (report.changed, report.unchanged, report.embedded) == (1, 2, 0)
     with IndexView(directory) as view:
         assert view.targets("A/Src.md") == {"Other/Note.md"}
 
 
-def test_m029_reads_again_exactly_the_notes_whose_links_resolve_from_their_folder(tmp_path):
+def test_m029_reads_again_exactly_the_notes_whose_links_resolve_from_their_folder(tmp_path, closing):
     """m029 marks a note by its targets as the resolver reads them: ``[[..\\Other\\Note]]`` and
     ``[[/../Other/Note]]`` resolve from the note's folder too (it missed them: left dangling), and
     ``[[../]]`` or ``[[./..]]`` resolve as any other target (it read those notes again for nothing)."""
@@ -643,7 +643,9 @@ def test_m029_reads_again_exactly_the_notes_whose_links_resolve_from_their_folde
     conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm029_wikilinks_from_the_notes_folder'")
     conn.commit()
     conn.close()
-    assert "m029_wikilinks_from_the_notes_folder" in INDEX_MIGRATIONS.pending(sqlite3.connect(directory / "index.db"))
+    assert "m029_wikilinks_from_the_notes_folder" in INDEX_MIGRATIONS.pending(
+        closing(sqlite3.connect(directory / "index.db"))
+    )
     report, _ = index_into(home, vault)
     # A/Back, A/Rooted and A/Here read again; A/Up (and the rest) not
     assert (report.changed, report.unchanged, report.embedded) == (3, 4, 0)

@@ -74,7 +74,7 @@ def test_a_bm25_index_out_of_step_is_answered_around_and_repaired(toy_vault):
     assert not after["warnings"] and [r["path"] for r in after["results"]] == [r["path"] for r in before["results"]]
 
 
-def test_repair_says_what_it_did_as_json_and_drops_the_kept_names(toy_vault):
+def test_repair_says_what_it_did_as_json_and_drops_the_kept_names(toy_vault, closing):
     index_into(config.brain_home(), toy_vault, FakeEmbedder())
     _ask(toy_vault, "memory graph")  # keeps the names and link graph for the next run
     cache = _database(toy_vault).parent / RECALL_CACHE_FILE
@@ -83,7 +83,7 @@ def test_repair_says_what_it_did_as_json_and_drops_the_kept_names(toy_vault):
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["vault"] == str(toy_vault.resolve()) and report["seconds"] >= 0
-    chunks = sqlite3.connect(_database(toy_vault)).execute("SELECT count(*) FROM chunks").fetchone()[0]
+    chunks = closing(sqlite3.connect(_database(toy_vault))).execute("SELECT count(*) FROM chunks").fetchone()[0]
     assert report["rebuilt"] == {"chunks_fts": chunks, "chunk_history_fts": report["rebuilt"]["chunk_history_fts"]}
     assert not cache.exists()
 
