@@ -94,7 +94,7 @@ def test_brain_neighbours_names_a_property_link(tmp_path, monkeypatch):
     ]
 
 
-def test_an_index_an_older_brain_read_is_read_again_once(tmp_path):
+def test_an_index_an_older_brain_read_is_read_again_once(tmp_path, closing):
     """m019: the notes an older brain may have read otherwise are read again by the next `brain
     index`, with no new version and no chunk embedded again for the same text; the others not."""
     import sqlite3
@@ -128,7 +128,7 @@ def test_an_index_an_older_brain_read_is_read_again_once(tmp_path):
     conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm019_reread_obsidian_forms'")
     versions = conn.execute("SELECT count(*) FROM note_versions").fetchone()[0]
     conn.close()
-    assert "m019_reread_obsidian_forms" in INDEX_MIGRATIONS.pending(sqlite3.connect(db))
+    assert "m019_reread_obsidian_forms" in INDEX_MIGRATIONS.pending(closing(sqlite3.connect(db)))
     report, _ = index_into(home, vault)
     assert (report.changed, report.unchanged, report.embedded) == (3, 1, 0)
     with IndexView(directory) as view:
@@ -137,7 +137,7 @@ def test_an_index_an_older_brain_read_is_read_again_once(tmp_path):
     assert history_problems(db) == []
 
 
-def test_an_index_that_read_inline_triple_backticks_as_a_fence_reads_those_notes_again(tmp_path):
+def test_an_index_that_read_inline_triple_backticks_as_a_fence_reads_those_notes_again(tmp_path, closing):
     """m026: a note with a line of inline code in triple backticks, which an older brain read as a
     fence that hid the rest of the note, is read again once by the next `brain index` (no new
     version, nothing embedded again); the others are not."""
@@ -167,7 +167,7 @@ def test_an_index_that_read_inline_triple_backticks_as_a_fence_reads_those_notes
     conn.commit()
     versions = conn.execute("SELECT count(*) FROM note_versions").fetchone()[0]
     conn.close()
-    assert "m026_inline_code_in_triple_backticks" in INDEX_MIGRATIONS.pending(sqlite3.connect(db))
+    assert "m026_inline_code_in_triple_backticks" in INDEX_MIGRATIONS.pending(closing(sqlite3.connect(db)))
     report, _ = index_into(home, vault)
     assert (report.changed, report.unchanged, report.embedded) == (1, 1, 0)
     with IndexView(directory) as view:
@@ -192,7 +192,7 @@ def test_tags_and_aliases_are_read_from_their_keys_in_any_case(tmp_path):
         assert view.targets("A.md") == {"B.md"}
 
 
-def test_an_index_that_read_no_capitalised_aliases_key_reads_those_notes_again(tmp_path):
+def test_an_index_that_read_no_capitalised_aliases_key_reads_those_notes_again(tmp_path, closing):
     """m028: a note whose "Aliases:" or "Tags:" an older brain did not read is read again once
     by the next `brain index`, and the links to its alias resolve (nothing embedded again)."""
     import sqlite3
@@ -223,7 +223,7 @@ def test_an_index_that_read_no_capitalised_aliases_key_reads_those_notes_again(t
     conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm028_tags_and_aliases_in_any_case'")
     conn.commit()
     conn.close()
-    assert "m028_tags_and_aliases_in_any_case" in INDEX_MIGRATIONS.pending(sqlite3.connect(db))
+    assert "m028_tags_and_aliases_in_any_case" in INDEX_MIGRATIONS.pending(closing(sqlite3.connect(db)))
     report, _ = index_into(home, vault)
     assert (report.changed, report.unchanged, report.embedded) == (1, 2, 0)
     with IndexView(directory) as view:

@@ -96,7 +96,7 @@ def _outline(body: str) -> list:
     return outline(body)
 
 
-def test_an_index_that_counted_them_reads_those_notes_again(tmp_path):
+def test_an_index_that_counted_them_reads_those_notes_again(tmp_path, closing):
     """m036: the notes with math or indented code (and a link's or a tag's mark) are read again
     once by the next run, their links and tags as Obsidian reads them."""
     import sqlite3
@@ -123,7 +123,7 @@ def test_an_index_that_counted_them_reads_those_notes_again(tmp_path):
     conn.commit()
     versions = conn.execute("SELECT count(*) FROM note_versions").fetchone()[0]
     conn.close()
-    assert "m036_math_and_indented_code" in INDEX_MIGRATIONS.pending(sqlite3.connect(db))
+    assert "m036_math_and_indented_code" in INDEX_MIGRATIONS.pending(closing(sqlite3.connect(db)))
     report, _ = index_into(home, vault)
     assert (report.changed, report.unchanged) == (4, 2)  # A, B, C and F; not D nor E
     with IndexView(directory) as view:
@@ -134,7 +134,9 @@ def test_an_index_that_counted_them_reads_those_notes_again(tmp_path):
 
 
 @pytest.mark.parametrize("chunking", ["note", "windows", "note+path"])
-def test_m036_reads_again_a_first_line_of_indented_code_whose_chunk_lost_its_indent(tmp_path, monkeypatch, chunking):
+def test_m036_reads_again_a_first_line_of_indented_code_whose_chunk_lost_its_indent(
+    tmp_path, monkeypatch, chunking, closing
+):
     """BRAIN_CHUNKING=note and windows strip a chunk's text: a note whose indented code is its
     first line kept no sign of it in its chunks, and m036 read it not again."""
     import sqlite3
@@ -157,7 +159,7 @@ def test_m036_reads_again_a_first_line_of_indented_code_whose_chunk_lost_its_ind
     conn.close()
     report, _ = index_into(home, vault)
     assert (report.changed, report.unchanged) == (1, 1)  # A; not B
-    conn = sqlite3.connect(db)
+    conn = closing(sqlite3.connect(db))
     assert conn.execute("SELECT value FROM meta WHERE key = 'chunking'").fetchone()[0] == chunking
 
 
