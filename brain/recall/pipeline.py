@@ -30,7 +30,7 @@ import math
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -608,13 +608,14 @@ class Recaller:
         timings: dict[str, float] = {
             s: state.timings[s] for s in ("load_embedder", "embed", "dense") if s in state.timings
         }
-        pool = [_copy(c) for c in state.lanes["dense"]]  # modes must not see each other's scores
         result.lanes = {"dense": state.lanes["dense"]}
         hopped = mode.hop and (mode.base == "graph" or not state.gate.entity)
-        if hopped:
-            pool += self._hop(state, settings, result, timings)
-        elif mode.fused:
+        if mode.fused and not hopped:  # fusion copies what it keeps of every lane
             pool = self._fuse(state, mode, settings, result, timings)
+        else:
+            pool = [_copy(c) for c in state.lanes["dense"]]  # modes must not see each other's scores
+            if hopped:
+                pool += self._hop(state, settings, result, timings)
         if mode.rerank:
             pool = self._rerank(state, pool, settings, result, timings, fused=mode.fused)
         # The mode that ran, not the one asked for: fallbacks and warnings say which stage was
@@ -1176,7 +1177,12 @@ class Recaller:
 
 
 def _copy(candidate: Candidate) -> Candidate:
-    return replace(candidate, sources=list(candidate.sources))
+    """A copy whose ``sources`` list is its own. Its fields taken as they are (no ``__init__``:
+    ``dataclasses.replace`` took 4 times as long, and fusing copies every note of every lane)."""
+    copied = object.__new__(type(candidate))
+    copied.__dict__.update(candidate.__dict__)
+    copied.sources = list(candidate.sources)
+    return copied
 
 
 def _ms(started: float) -> float:

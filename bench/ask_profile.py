@@ -1,0 +1,173 @@
+"""Where a warm `brain ask` spends its time, per stage, and a digest of every answer.
+
+One Recaller per set, kept open as `brain serve` keeps it; every query is asked once to warm
+it (model, names, link graph, the query's vector), then ``--runs`` times in the default mode
+with the reranker's pool (k = pool, as bench/quality_ablation.py asks). Per stage (the
+pipeline's own ``RecallResult.timings_ms``) it reports the share of the time, p50 and p95, in
+CPU time of the asking thread (``--clock cpu``, the default: the machine is shared, wall time
+is noisy) or wall time; the slowest queries with their slowest stage; and with ``--profile``
+the functions cProfile finds the most time in.
+
+The digest is every query's ranked notes with their scores (repr of the floats, so "the same"
+means bit for bit), per set: ``--save FILE`` writes it, ``--check FILE`` exits 1 naming the
+queries whose answer differs. A speed-up must leave it unchanged:
+
+    BRAIN_HOME=/tmp/x-home python bench/ask_profile.py --save /tmp/before.json   # on the old code
+    BRAIN_HOME=/tmp/x-home python bench/ask_profile.py --check /tmp/before.json  # on the new
+
+Sets and vaults are bench/quality_ablation.py's (default: all five it reports on).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import hashlib
+import io
+import json
+import os
+import pstats
+import sys
+import time
+import types
+from dataclasses import replace
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import quality_ablation as qa  # noqa: E402 - the sets, their vaults and the settings the bench reports
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
+
+
+def answer_digest(result) -> list:
+    return [[c.path, repr(float(c.score)), repr(float(c.dense_score))] for c in result.results]
+
+
+def run_set(name: str, args, profiler: cProfile.Profile | None) -> dict:
+    from brain.evaluation.queries import load_queries
+    from brain.recall import pipeline
+    from brain.recall.opening import open_recaller
+    from brain.recall.types import DEFAULT_MODE
+
+    queries_file, vault = qa.SETS[name]
+    vault = qa.vault_to_index(vault, Path(args.vault_copies))
+    queries = load_queries(queries_file, vault)
+    recaller = open_recaller(vault, build=True, progress=False, rerank_model=None)
+    if why := qa.not_this_brains(recaller):
+        recaller.close()
+        sys.exit(f"{name}: the index of {vault} is not the one this brain would build ({why})")
+    recaller.embedder = qa.CachedEmbedder(recaller.embedder)
+    settings = qa.settings_for({})
+    wide = replace(settings, k=max(settings.k, settings.pool))
+    clock = time.thread_time if args.clock == "cpu" else time.perf_counter
+    digest: dict[str, list] = {}
+    per_query: list[dict] = []
+    real_time = pipeline.time
+    try:
+        for q in queries:  # warm: the model, the names, the link graph, each query's vector
+            digest[q.id] = answer_digest(recaller.ask(q.query, DEFAULT_MODE, wide))
+        # The pipeline's stage timers read time.perf_counter: pointed at the clock asked for.
+        pipeline.time = types.SimpleNamespace(perf_counter=clock)  # type: ignore[assignment]
+        for _ in range(args.runs):
+            for q in queries:
+                if profiler is not None:
+                    profiler.enable()
+                started = clock()
+                result = recaller.ask(q.query, DEFAULT_MODE, wide)
+                total = (clock() - started) * 1000
+                if profiler is not None:
+                    profiler.disable()
+                if answer_digest(result) != digest[q.id]:
+                    sys.exit(f"{name}/{q.id}: two asks of one query answered differently")
+                stages = {k: v for k, v in result.timings_ms.items() if k not in ("total", "load_embedder", "embed")}
+                stages["other"] = max(0.0, total - sum(stages.values()))
+                per_query.append({"id": q.id, "query": q.query, "total": total, "stages": stages})
+    finally:
+        pipeline.time = real_time
+        recaller.close()
+    return {"set": name, "queries": len(queries), "digest": digest, "per_query": per_query}
+
+
+def report(out: dict, slowest: int) -> str:
+    lines = []
+    rows = out["per_query"]
+    totals = [r["total"] for r in rows]
+    stages = sorted({s for r in rows for s in r["stages"]})
+    spent = sum(totals) or 1.0
+    lines.append(
+        f"## {out['set']}: {out['queries']} queries, {len(rows)} asks; total p50 {pct(totals, 50):.1f} ms,"
+        f" p95 {pct(totals, 95):.1f} ms"
+    )
+    lines.append(f"  {'stage':<14}{'share':>8}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}")
+    by_share = sorted(stages, key=lambda s: -sum(r["stages"].get(s, 0.0) for r in rows))
+    for s in by_share:
+        values = [r["stages"].get(s, 0.0) for r in rows]
+        share = sum(values) / spent
+        lines.append(f"  {s:<14}{share:>7.1%}{pct(values, 50):>9.2f}{pct(values, 95):>9.2f}{max(values):>9.2f}")
+    worst: dict[str, dict] = {}
+    for r in rows:  # a query's slowest ask of the runs
+        if r["id"] not in worst or r["total"] > worst[r["id"]]["total"]:
+            worst[r["id"]] = r
+    lines.append(f"  the {slowest} slowest queries (their slowest stage):")
+    for r in sorted(worst.values(), key=lambda r: -r["total"])[:slowest]:
+        stage = max(r["stages"], key=r["stages"].get)
+        lines.append(f"    {r['total']:7.1f} ms  {stage} {r['stages'][stage]:.1f} ms  {r['id']}: {r['query'][:60]!r}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sets", default=qa.DEFAULT_SETS, help="comma-separated: " + ", ".join(qa.SETS))
+    parser.add_argument("--runs", type=int, default=1, help="timed asks of each query (default: 1)")
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu")
+    parser.add_argument("--slowest", type=int, default=10)
+    parser.add_argument("--profile", type=int, default=0, metavar="N", help="print cProfile's N costliest functions")
+    parser.add_argument("--save", metavar="FILE", help="write the answers' digest to FILE (JSON)")
+    parser.add_argument("--check", metavar="FILE", help="exit 1 if an answer differs from FILE's digest")
+    parser.add_argument("--vault-copies", default=str(qa.default_copies()), metavar="DIR")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("BRAIN_EMBED_MODEL", qa.packaged_minilm())
+    os.environ["BRAIN_RERANK_MODEL"] = "none"
+    names = args.sets.split(",")
+    unknown = [n for n in names if n not in qa.SETS]
+    if unknown:
+        sys.exit(f"no set named {', '.join(map(repr, unknown))}: the sets are {', '.join(qa.SETS)}")
+    profiler = (
+        cProfile.Profile(time.thread_time if args.clock == "cpu" else time.perf_counter) if args.profile else None
+    )
+    digests: dict[str, dict] = {}
+    for name in names:
+        out = run_set(name, args, profiler)
+        digests[name] = out["digest"]
+        print(report(out, args.slowest), flush=True)
+    whole = hashlib.sha256(json.dumps(digests, sort_keys=True).encode()).hexdigest()[:16]
+    print(f"digest of every answer: {whole}")
+    if profiler is not None:
+        text = io.StringIO()
+        pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(args.profile)
+        print(text.getvalue())
+    if args.save:
+        Path(args.save).write_text(json.dumps(digests, sort_keys=True, indent=0))
+    if args.check:
+        before = json.loads(Path(args.check).read_text())
+        differ = [
+            f"{s}/{q}" for s in digests for q in digests[s] if before.get(s, {}).get(q, digests[s][q]) != digests[s][q]
+        ]
+        missing = [s for s in digests if s not in before]
+        if missing:
+            print(f"not in {args.check}: {', '.join(missing)}", file=sys.stderr)
+        if differ:
+            print(f"{len(differ)} answers differ from {args.check}: {', '.join(differ[:20])}", file=sys.stderr)
+            return 1
+        print(f"every answer is the one in {args.check}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
