@@ -721,6 +721,36 @@ def test_anchor_votes_skip_self_links_and_links_outside_the_passage(tmp_path, cl
     assert linked == {chunks[0][0]: [ids["B.md"]], chunks[1][0]: [ids["C.md"]]}
 
 
+def test_anchor_lanes_read_the_links_again_once_the_index_changes(anchored_vault, closing):
+    """A recaller kept open (brain serve) keeps each passage's links while the index is
+    unchanged; a passage whose link resolves to another note after an index votes for that note."""
+    recaller = closing(open_recaller(anchored_vault))
+    query = "sleeping creature, can I finish it off"
+    settings = RecallSettings(weights={**NAMES_OFF, "anchor_dense": 1.0, "anchor_lex": 1.0})
+    for _ in range(2):  # the second ask reads the links kept
+        before = recaller.ask(query, "hybrid+ppr", settings)
+        assert before.lanes["anchor_lex"][0].path == "Rules/Coup de Grace.md"
+    old_id = before.lanes["anchor_lex"][0].note_id
+    helpless = recaller.store.conn.execute(
+        "SELECT c.id FROM chunks c JOIN notes n ON n.id = c.note_id WHERE n.path = 'Rules/Helpless.md'"
+    ).fetchall()
+    # Helpless.md is untouched; the note its [[Coup de Grace]] names is another note now.
+    (anchored_vault / "Rules" / "Coup de Grace.md").unlink()
+    write(anchored_vault, "Moves/Coup de Grace.md", "A finishing blow: the foe must be unable to act at all.\n")
+    index_vault(anchored_vault, progress=False)
+    assert (
+        recaller.store.conn.execute(
+            "SELECT c.id FROM chunks c JOIN notes n ON n.id = c.note_id WHERE n.path = 'Rules/Helpless.md'"
+        ).fetchall()
+        == helpless
+    )  # the same passage, by the same chunk id
+    after = recaller.ask(query, "hybrid+ppr", settings)
+    top = after.lanes["anchor_lex"][0]
+    assert (top.path, top.note_id != old_id) == ("Moves/Coup de Grace.md", True), [
+        c.path for c in after.lanes["anchor_lex"]
+    ]
+
+
 def test_anchor_lanes_off_are_the_old_behaviour_exactly(anchored_vault, closing):
     recaller = closing(open_recaller(anchored_vault))
     for query in ("sleeping creature finish", "bolt of light", "camp fire"):

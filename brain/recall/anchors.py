@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 
 # Passages read per note wanted: 120 for 60 notes (4 measured the same, at twice the cost).
 CHUNKS_PER_NOTE = 2
+# Chunks whose links a store keeps while the index is unchanged (``_links``): a few MB.
+LINKS_KEPT = 100_000
 
 _WIKI = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
 _MD = re.compile(r"\]\(\s*<?([^)>\n]+?)>?(?:\s+\"[^\"]*\")?\s*\)")
@@ -60,22 +62,42 @@ def linked_from_chunks(store: IndexStore, chunk_ids: Sequence[int]) -> dict[int,
 
 
 def _links(store: IndexStore, chunk_ids: Sequence[int]) -> tuple[dict[int, list[int]], dict[int, int]]:
-    """(chunk id → the notes its text links to, chunk id → its note) for these chunks."""
-    rows = store.chunk_rows(chunk_ids)
-    resolved = store.written_link_targets(sorted({row.note_id for row in rows.values()}))
-    out: dict[int, list[int]] = {}
-    for chunk_id in dict.fromkeys(chunk_ids):
-        row = rows.get(chunk_id)
-        if row is None:
-            continue
-        for written in written_targets(row.text):
-            target_id = resolved.get((row.note_id, written))
-            if target_id is None:
+    """(chunk id → the notes its text links to, chunk id → its note) for these chunks.
+
+    Kept per chunk while the index is unchanged (``IndexStore._unchanged_cache``: any write,
+    by this connection or another, starts it anew), at most ``LINKS_KEPT`` chunks: a warm
+    recaller read each passage's text and matched its links again on every query, a fifth of
+    a warm hybrid+ppr ask on the minivault."""
+    known: dict[int, tuple[int, tuple[int, ...]] | None] = store._unchanged_cache().setdefault(  # type: ignore[assignment]
+        "chunk_links", {}
+    )
+    missing = [chunk_id for chunk_id in dict.fromkeys(chunk_ids) if chunk_id not in known]
+    if missing:
+        if len(known) + len(missing) > LINKS_KEPT:
+            known.clear()
+        rows = store.chunk_rows(missing)
+        resolved = store.written_link_targets(sorted({row.note_id for row in rows.values()}))
+        for chunk_id in missing:
+            row = rows.get(chunk_id)
+            if row is None:  # no such chunk
+                known[chunk_id] = None
                 continue
-            targets = out.setdefault(chunk_id, [])
-            if target_id not in targets:
-                targets.append(target_id)
-    return out, {chunk_id: row.note_id for chunk_id, row in rows.items()}
+            targets: list[int] = []
+            for written in written_targets(row.text):
+                target_id = resolved.get((row.note_id, written))
+                if target_id is not None and target_id not in targets:
+                    targets.append(target_id)
+            known[chunk_id] = (row.note_id, tuple(targets))
+    out: dict[int, list[int]] = {}
+    note_of: dict[int, int] = {}
+    for chunk_id in dict.fromkeys(chunk_ids):
+        entry = known.get(chunk_id)
+        if entry is None:
+            continue
+        note_of[chunk_id] = entry[0]
+        if entry[1]:
+            out[chunk_id] = list(entry[1])
+    return out, note_of
 
 
 def live_passages(
