@@ -284,6 +284,8 @@ def test_a_vault_whose_name_is_not_utf8_is_shown_by_status_where_output_is_stric
 def test_a_fence_language_that_is_not_utf8_is_one_error_line(toy_vault):
     """BRAIN_LINK_FENCES with undecodable bytes passed the check and failed the index's write of
     the setting: `brain index` and `brain ask` printed a UnicodeEncodeError's traceback."""
+    # ``ask`` over an index there (a first index that failed leaves none: "no index yet")
+    assert CliRunner().invoke(cli, ["index", "-q", "--vault", str(toy_vault)]).exit_code == 0
     for args in (["index", "-q"], ["ask", "--no-server", "memory"]):
         out = CliRunner().invoke(cli, [*args, "--vault", str(toy_vault)], env={"BRAIN_LINK_FENCES": BAD})
         assert out.exit_code == 1, (args, out.output, out.exception)

@@ -210,6 +210,7 @@ def index_vault(
             )
         else:
             kept = remove_leftovers(directory)
+            first = not directory.exists()
             store = IndexStore.open(directory)
             try:
                 # A pass over an index short of a table it does not read this time (nothing
@@ -219,11 +220,28 @@ def index_vault(
                 if lacking:
                     raise IndexDamagedError(lacking)
                 report = _index_into(root, store, model_name, embedder, load, progress, verify, retry)
+            except BaseException:
+                # A first run that failed before its first note (the model did not load) left
+                # an empty index that `brain status` showed and `brain backup` copied as one
+                if first and _holds_nothing(store):
+                    import shutil  # not at start-up (`brain status`, a no-op index)
+
+                    store.close()
+                    shutil.rmtree(directory, ignore_errors=True)
+                raise
             finally:
                 store.close()
             say_kept(report, kept)
     report.seconds = round(time.perf_counter() - started, 3)
     return report
+
+
+def _holds_nothing(store: IndexStore) -> bool:
+    """No note and no history in ``store`` (False where that cannot be read: kept then)."""
+    try:
+        return store.is_empty()
+    except sqlite3.Error:
+        return False
 
 
 def _index_into(

@@ -1,0 +1,50 @@
+"""What a new user meets first: a first `brain index` that failed, names no note answers to,
+a query file of another format, the settings `brain --help` points at."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from brain import config
+from brain.cli import cli
+from brain.index.store import IndexStore
+
+
+def _index(vault: Path, model: str | None = None):
+    env = {"BRAIN_EMBED_MODEL": model} if model else None
+    return CliRunner().invoke(cli, ["index", "-q", "--vault", str(vault)], env=env)
+
+
+def test_a_first_index_whose_model_fails_to_load_leaves_no_index_behind(toy_vault, tmp_path):
+    """It left an empty index folder (0 notes) that `brain backup` copied as an index."""
+    broken = tmp_path / "broken-model"
+    broken.mkdir()
+    (broken / "config.json").write_text("{ not json", encoding="utf-8")
+    for model in (str(tmp_path / "nowhere"), str(broken)):
+        out = _index(toy_vault, model)
+        assert out.exit_code == 1, out.output
+        assert "cannot load the embedding model" in out.output
+        assert not config.index_dir(toy_vault).exists(), model
+    backup = CliRunner().invoke(cli, ["backup", str(tmp_path / "bk"), "--json"])
+    assert "index.db" not in backup.output
+    out = _index(toy_vault)  # the next run just works
+    assert out.exit_code == 0, out.output
+    store = IndexStore.open(config.index_dir(toy_vault))
+    try:
+        assert store.counts()["notes"] > 0
+    finally:
+        store.close()
+
+
+def test_an_index_that_holds_notes_is_kept_when_a_later_run_fails(toy_vault, tmp_path):
+    assert _index(toy_vault).exit_code == 0
+    (toy_vault / "new note.md").write_text("# New\n\nSomething to embed.\n", encoding="utf-8")
+    out = _index(toy_vault, str(tmp_path / "nowhere"))
+    assert out.exit_code == 1, out.output
+    store = IndexStore.open(config.index_dir(toy_vault))
+    try:
+        assert store.counts()["notes"] > 0
+    finally:
+        store.close()
