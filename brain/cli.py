@@ -24,7 +24,7 @@ from .cli_options import (
     wait_option,
     writer_waiting,
 )
-from .cli_support import BrainGroup, WordsCommand, emit_json, library_errors, setup_logging, warn
+from .cli_support import BrainGroup, WordsCommand, emit_json, library_errors, search_hint, setup_logging, warn
 from .recall.types import AB_MODES, DEFAULT_K, RecallResult, RecallSettings
 from .text import escaped, plural, shell_word, terminal_safe, valid_unicode  # re only; cli_support loaded it
 
@@ -909,7 +909,7 @@ def note(note: str, vault: str | None, heading: str | None, max_chars: int, as_j
     """
     from .reading import read_note
 
-    with _index_read(vault) as (root, store), _search_hint(note):
+    with _index_read(vault) as (root, store), search_hint(note):
         data = read_note(store, root, note, heading=heading, max_chars=max_chars)
     _say_ambiguity(note, data)
     if as_json:
@@ -928,27 +928,6 @@ def note(note: str, vault: str | None, heading: str | None, max_chars: int, as_j
         click.echo(header + "\n" + data["text"].strip("\n"), color=True)
     if data["truncated"]:
         click.echo(f"\n… cut at {max_chars} of {data['chars']} characters (--max-chars)", err=True)
-
-
-@contextmanager
-def _search_hint(ref: str) -> Iterator[None]:
-    """A name no note answers to, and none near it: the error says how to find the note by
-    what it says (`brain note "agent memory design"` ended at "no note", nothing to try next)."""
-    from .reading import NoNoteNamed
-
-    try:
-        yield
-    except NoNoteNamed as exc:
-        if exc.suggested:
-            raise
-        import shlex
-
-        from .errors import QUOTED_CHARS
-
-        if len(ref) > QUOTED_CHARS or not ref.isprintable():  # a name pasted by mistake is not said twice
-            raise NoNoteNamed(f"{exc}: `brain ask` finds notes by what they say", suggested=True) from None
-        typed = f'"{ref}"' if not set(ref) & set('"$`\\!') else shlex.quote(ref)
-        raise NoNoteNamed(f"{exc}: `brain ask {typed}` finds notes by what they say", suggested=True) from None
 
 
 def _say_ambiguity(ref: str, data: dict[str, Any]) -> None:
@@ -984,7 +963,7 @@ def neighbours(note: str, vault: str | None, as_json: bool) -> None:
     """
     from .reading import neighbours as note_neighbours
 
-    with _index_read(vault) as (_root, store), _search_hint(note):
+    with _index_read(vault) as (_root, store), search_hint(note):
         data = note_neighbours(store, note)
     _say_ambiguity(note, data)
     if as_json:

@@ -368,3 +368,25 @@ def project_folder_hint(project: bool) -> Iterator[None]:
         if not project or not isinstance(cause, OSError) or cause.errno not in REFUSED:
             raise
         raise ConfigError(f"{exc}: run it in your project's folder, or with --user (every project)") from cause
+
+
+@contextlib.contextmanager
+def search_hint(ref: str) -> Iterator[None]:
+    """A name no note answers to, and none near it: the error says how to find the note by
+    what it says (`brain note "agent memory design"` ended at "no note", nothing to try next;
+    `brain note`, `brain neighbours` and `brain history` alike)."""
+    from .reading import NoNoteNamed  # not at start-up
+
+    try:
+        yield
+    except NoNoteNamed as exc:
+        if exc.suggested:
+            raise
+        import shlex
+
+        from .errors import QUOTED_CHARS
+
+        if len(ref) > QUOTED_CHARS or not ref.isprintable():  # a name pasted by mistake is not said twice
+            raise NoNoteNamed(f"{exc}: `brain ask` finds notes by what they say", suggested=True) from None
+        typed = f'"{ref}"' if not set(ref) & set('"$`\\!') else shlex.quote(ref)
+        raise NoNoteNamed(f"{exc}: `brain ask {typed}` finds notes by what they say", suggested=True) from None

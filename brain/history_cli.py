@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from .cli_options import vault_option, wait_option, writer_waiting
-from .cli_support import emit_json, library_errors, setup_logging
+from .cli_support import emit_json, library_errors, search_hint, setup_logging
 from .text import escaped, plural, terminal_safe
 
 if TYPE_CHECKING:
@@ -59,7 +59,8 @@ def history_command(note: str, vault: str | None, last: int | None, as_of: str |
     if last is None and not as_json:
         last = LAST_SHOWN  # a note edited 500 times is 1,000 lines: the newest, and how many more
     moment = past_moment(as_of) if as_of is not None else None
-    found = note_history(vault, note, last=last or None, as_of=moment)
+    with search_hint(note):
+        found = note_history(vault, note, last=last or None, as_of=moment)
     # A name two notes answer to read one of them without a word; said as `brain note` says it.
     told = NoteMatch(found.path, tuple(found.ambiguous)).ambiguity(note)
     if told:

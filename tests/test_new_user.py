@@ -48,3 +48,13 @@ def test_an_index_that_holds_notes_is_kept_when_a_later_run_fails(toy_vault, tmp
         assert store.counts()["notes"] > 0
     finally:
         store.close()
+
+
+def test_history_of_a_name_no_note_answers_to_says_how_to_find_it(toy_vault):
+    """It ended at "no note 'Nope' in this index or its history (…)", nothing to try next."""
+    assert _index(toy_vault).exit_code == 0
+    out = CliRunner().invoke(cli, ["history", "Nope", "--vault", str(toy_vault)])
+    assert out.exit_code == 1
+    assert "no note 'Nope' in this index or its history" in out.output
+    assert out.output.rstrip().endswith('`brain ask "Nope"` finds notes by what they say')
+    assert len(out.output.strip().splitlines()) == 1

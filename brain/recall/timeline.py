@@ -28,6 +28,7 @@ from ..notes import decode, split_frontmatter
 from ..reading import (
     DEFAULT_MAX_CHARS,
     NamesThen,
+    NoNoteNamed,
     NoteMatch,
     NoteNotFound,
     OutsideVault,
@@ -270,7 +271,7 @@ def _find(
     # No title or old name either: an absolute path, a `..` step or a NUL is refused as get_note
     # and `brain note` refuse it, not "no note" (as if brain had looked for it there).
     check_reference(wanted)
-    raise BrainError(f"no note {quoted(wanted)} in this index or its history (a path, title, file name or alias)")
+    raise NoNoteNamed(f"no note {quoted(wanted)} in this index or its history (a path, title, file name or alias)")
 
 
 def _versions(store: IndexStore, versions: list[VersionRow], start: int = 0) -> list[VersionEntry]:
