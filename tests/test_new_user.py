@@ -3,6 +3,7 @@ a query file of another format, the settings `brain --help` points at."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -58,3 +59,30 @@ def test_history_of_a_name_no_note_answers_to_says_how_to_find_it(toy_vault):
     assert "no note 'Nope' in this index or its history" in out.output
     assert out.output.rstrip().endswith('`brain ask "Nope"` finds notes by what they say')
     assert len(out.output.strip().splitlines()) == 1
+
+
+def test_a_file_that_is_not_json_lines_is_said_in_one_line(toy_vault, tmp_path):
+    """`brain eval notes.md` listed "32 problem(s)", a line each, all of them "not valid JSON"."""
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Notes\n\n" + "".join(f"- item {i}, and more\n" for i in range(30)) + "Last words.\n")
+    out = CliRunner().invoke(cli, ["eval", str(notes), "--vault", str(toy_vault)])
+    assert out.exit_code == 1
+    assert len(out.output.splitlines()) == 1, out.output
+    line = out.output.strip()
+    assert line.startswith(f"Error: {notes}: not JSON Lines (no line of it is JSON; line 1: not valid JSON")
+    assert '{"id": …, "query": …, "type": …, "relevant": […]}' in line
+    assert 'README\'s "Evaluation: brain eval"' in line
+
+
+def test_a_query_file_with_a_few_bad_lines_still_lists_them(toy_vault, tmp_path):
+    good = {"id": "q1", "query": "memory", "type": "theme", "relevant": []}
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(json.dumps(good) + "\nnot json\n# nor this\n", encoding="utf-8")
+    out = CliRunner().invoke(cli, ["eval", str(queries), "--vault", str(toy_vault)])
+    assert out.exit_code == 1
+    lines = out.output.splitlines()
+    assert lines[0] == f"Error: {queries}: 3 problem(s) in the query file:", out.output
+    assert lines[2:] == [
+        "  line 2: not valid JSON (Expecting value at column 1)",
+        "  line 3: not valid JSON (Expecting value at column 1)",
+    ]

@@ -107,6 +107,7 @@ def parse_queries(text: str, name: str = "<queries>") -> list[EvalQuery]:
 class _Parsed:
     queries: list[EvalQuery] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    not_json_lines: str | None = None  # no line of it is JSON: said once, not a line each (``_parse``)
     # (line, "line N (id)", path) for every well-formed relevant path, on good lines and bad
     paths: list[tuple[int, str, str]] = field(default_factory=list)
 
@@ -121,12 +122,16 @@ def _parse(text: str) -> _Parsed:
         )
         return parsed
     first_line_of: dict[str, int] = {}
+    # A line parsed, or one begun as an object: a query file with mistakes (its problems a line
+    # each), not a file of another format (`brain eval notes.md`: "32 problem(s)", a line each)
+    json_like = False
     # Lines end at "\n", "\r\n" or "\r" (none of them raw in a JSON string) and nothing else:
     # splitlines() also splits at U+2028, U+0085 and other separators that JSON allows raw
     # inside a string (text pasted from a web page).
     for number, raw in enumerate(re.split(r"\r\n|\r|\n", text), start=1):
         if not raw.strip():
             continue
+        json_like = json_like or raw.lstrip().startswith("{")
         try:
             record = json.loads(raw)
         except json.JSONDecodeError as exc:
@@ -138,6 +143,7 @@ def _parse(text: str) -> _Parsed:
         except ValueError:  # Python's own limit on the digits of an integer (a traceback, once)
             parsed.problems.append(f"line {number}: not valid JSON (a number of more than {_INT_DIGITS()} digits)")
             continue
+        json_like = True
         if not isinstance(record, dict):
             parsed.problems.append(f"line {number}: expected a JSON object, got {_json_kind(record)}")
             continue
@@ -181,6 +187,12 @@ def _parse(text: str) -> _Parsed:
                 cut_from=len(text) if asked != text else 0,
             )
         )
+    if parsed.problems and not json_like:
+        parsed.not_json_lines = (
+            f"not JSON Lines (no line of it is JSON; {parsed.problems[0]}): `brain eval` reads one query "
+            'object per line, {"id": …, "query": …, "type": …, "relevant": […]}, as the README\'s '
+            '"Evaluation: brain eval" section describes'
+        )
     return parsed
 
 
@@ -215,6 +227,10 @@ def _one_json_array(text: str) -> bool:
 
 def _raise_problems(name: str, parsed: _Parsed, missing: list[str], root: Path | None) -> None:
     """One error listing every problem: bad lines first, then paths not in the vault."""
+    if parsed.not_json_lines:
+        error = QueryFileError(f"{name}: {parsed.not_json_lines}", parsed.problems)
+        error.listing = False  # one line; every problem kept for a caller
+        raise error
     sections = []
     if parsed.problems:
         sections.append(_listing(f"{name}: {len(parsed.problems)} problem(s) in the query file", parsed.problems))
