@@ -55,7 +55,8 @@ def cli() -> None:
     brain backup ~/brain-backup        copy the indexes and the ledger, safely while brain runs
 
     Configuration comes from environment variables (and a .env file in the working
-    directory or the brain home); see .env.example for every one.
+    directory or the brain home): the README's Configuration section lists every one
+    with its default; `brain status` names those set other than their default.
     """
     for skipped in config.load_dotenv_files():
         warn(skipped)

@@ -86,3 +86,13 @@ def test_a_query_file_with_a_few_bad_lines_still_lists_them(toy_vault, tmp_path)
         "  line 2: not valid JSON (Expecting value at column 1)",
         "  line 3: not valid JSON (Expecting value at column 1)",
     ]
+
+
+def test_brain_help_points_at_settings_an_installed_package_has():
+    """It said "see .env.example for every one": a file of the checkout, not of an install."""
+    out = CliRunner().invoke(cli, ["--help"], prog_name="brain", terminal_width=200)
+    assert out.exit_code == 0
+    said = " ".join(out.output.split())
+    assert ".env.example" not in said
+    assert "the README's Configuration section lists every one with its default" in said
+    assert "`brain status` names those set other than their default" in said
