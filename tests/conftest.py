@@ -342,6 +342,34 @@ def pytest_sessionfinish(session, exitstatus):
     session.exitstatus = 1
 
 
+def _utf8_encodable(value):
+    """``value`` with every string in it UTF-8 encodable: a lone surrogate (a non-UTF-8 path's
+    byte as os.fsdecode gives it, ``\\udce9``) written as its escape."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return value
+    if isinstance(value, dict):
+        return {_utf8_encodable(key): _utf8_encodable(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_utf8_encodable(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_utf8_encodable(item) for item in value)
+    return value
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_report_to_serializable(config, report):
+    """A test's report as pytest-xdist's worker sends it to the run (execnet, which takes UTF-8
+    strings only): a test whose captured log or failure named a path that is not UTF-8 (a vault
+    in ``caf\\xe9``) stopped its worker with "strings must be utf-8 encodable" and the run with an
+    INTERNALERROR, its remaining files never run."""
+    data = yield
+    return _utf8_encodable(data)
+
+
 @pytest.fixture
 def brain_logger():
     """The "brain" logger as it was, given back after the test (serve's setup replaces its handlers)."""
