@@ -295,6 +295,7 @@ def leftover_servers() -> list[tuple[int, str]]:
 
 
 TERMINATED: list[int] = []  # the SIGTERM that stops this run, once it came
+RUN: list[pytest.Config] = []  # this process's run, once configured
 
 
 def pytest_configure(config):
@@ -305,6 +306,7 @@ def pytest_configure(config):
     import signal
     import threading
 
+    RUN[:] = [config]
     if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
         signal.signal(signal.SIGTERM, _stop_the_run)
 
@@ -313,7 +315,29 @@ def _stop_the_run(signum, frame):
     if TERMINATED:  # stopping already: another would cut the teardown that stops the servers short
         return
     TERMINATED.append(signum)
+    _stop_the_workers(signum)
     raise KeyboardInterrupt(f"stopped by signal {signum}")
+
+
+def _stop_the_workers(signum: int) -> None:
+    """The signal passed on to this run's pytest-xdist workers, where the tests run: sent to this
+    process alone (`kill PID`), it ended the run here, and a worker got only execnet's interrupt,
+    which a test that catches KeyboardInterrupt (CliRunner) swallowed: the worker ran its next
+    tests, or was killed 10 s later with no teardown, its servers left to the check at the end.
+    Each worker stops now as a run of its own does. Linux: the workers are this process's
+    children in /proc."""
+    if not RUN or not RUN[0].pluginmanager.hasplugin("dsession"):  # not a parallel run's controller
+        return
+    me, proc = str(os.getpid()), Path("/proc")
+    for entry in proc.iterdir() if proc.is_dir() else []:
+        if not entry.name.isdigit():
+            continue
+        try:
+            parent = (entry / "stat").read_text().rsplit(")", 1)[1].split()[1]
+            if parent == me:
+                os.kill(int(entry.name), signum)
+        except (OSError, IndexError):  # gone meanwhile
+            continue
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -4,11 +4,16 @@ test reports reaches the run whatever its text holds."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+from serve_helpers import brain_env
+
+from brain.server import runtime
 
 TESTS = Path(__file__).resolve().parent
 
@@ -59,3 +64,77 @@ def test_a_report_naming_a_path_that_is_not_utf8_reaches_the_parallel_run(tmp_pa
     assert "1 failed, 2 passed" in out, out
     assert "AssertionError: the vault caf\\udce9" in out, out
     assert "watching " in out and "caf\\udce9" in out.split("watching ", 1)[1], out
+
+
+SERVING_RUN = """
+import os
+import time
+from pathlib import Path
+
+import pytest
+from serve_helpers import BrainProcess
+
+
+@pytest.fixture
+def server(tmp_path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "a.md").write_text("# A\\n\\nalpha note about herons.\\n")
+    proc = BrainProcess(["serve", "--vault", str(vault)])
+    yield proc
+    proc.close()
+    Path(os.environ["SERVER_PID_FILE"] + ".closed").write_text("closed")
+
+
+def test_serving(server):
+    Path(os.environ["SERVER_PID_FILE"]).write_text(str(server.proc.pid))
+    try:
+        time.sleep(600)
+    except KeyboardInterrupt:  # caught, as click's CliRunner catches it (exit code 1)
+        pass
+
+
+def test_next():
+    Path(os.environ["SERVER_PID_FILE"] + ".next").write_text("ran")
+"""
+
+
+def test_a_parallel_run_stopped_by_sigterm_stops_its_workers_tests_and_their_servers(tmp_path):
+    """SIGTERM to the run (`kill PID`: pytest-xdist's controller alone) ended it there, and a worker
+    got only execnet's interrupt, which a test catching KeyboardInterrupt (as CliRunner does)
+    swallowed: the worker went on to the next test, or was killed 10 s later with no teardown, the
+    servers its tests started left to the end-of-run check. The workers are stopped as the run
+    is: the test cut short, its fixtures' teardown run, no test after it, exit code 2."""
+    pytest.importorskip("xdist")
+    if not Path("/proc/self/stat").exists():
+        pytest.skip("the workers are found in /proc")
+    (tmp_path / "test_inner.py").write_text(SERVING_RUN)
+    pid_file = tmp_path / "server.pid"
+    env = brain_env(SERVER_PID_FILE=str(pid_file))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(TESTS), env["PYTHONPATH"], os.environ.get("PYTHONPATH")) if p)
+    env.pop("PYTEST_BRAIN_SESSION", None)  # a run of its own, which checks for servers left itself
+    run = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "conftest", "-n", "1", "test_inner.py"],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 240
+        while not pid_file.exists() and run.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert pid_file.exists(), "the inner run did not start its server"
+        server_pid = int(pid_file.read_text())
+        run.send_signal(signal.SIGTERM)
+        rest = run.communicate(timeout=120)[0]
+        assert run.returncode == pytest.ExitCode.INTERRUPTED, rest
+        assert (tmp_path / "server.pid.closed").exists(), rest  # the fixture's teardown ran
+        assert not (tmp_path / "server.pid.next").exists(), rest  # and no test after it
+        assert not runtime.pid_alive(server_pid), rest
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait(30)
