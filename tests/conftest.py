@@ -199,6 +199,11 @@ def brain_home(tmp_path_factory, monkeypatch) -> Path:
     monkeypatch.setenv("BRAIN_VERSION_INTERVAL", "0")
     for name in ("BRAIN_FTS_TOKENIZER", "BRAIN_INDEX_THREADS", "BRAIN_LEXICAL_THREADS", "BRAIN_LEXICAL_SPLIT_MATCHES"):
         monkeypatch.delenv(name, raising=False)
+    # The terminal's size is a pipe's (what brain's output falls back to: `ask --ab` 120 cells),
+    # not what the environment says: pytest imports readline, which in a pytest-xdist worker
+    # (stdin a pipe, TERM set) exports COLUMNS=80 LINES=24 and narrowed --ab's columns.
+    for name in ("COLUMNS", "LINES"):
+        monkeypatch.delenv(name, raising=False)
     return home
 
 

@@ -138,3 +138,27 @@ def test_a_parallel_run_stopped_by_sigterm_stops_its_workers_tests_and_their_ser
         if run.poll() is None:
             run.kill()
             run.wait(30)
+
+
+def test_a_worker_s_tests_see_a_pipe_s_terminal_width_as_a_serial_run_s_do(tmp_path):
+    """pytest imports readline, which in a pytest-xdist worker (stdin a pipe, TERM set) exports
+    COLUMNS=80 and LINES=24: `brain ask --ab`'s columns, 120 cells wide from a pipe, were 80 in
+    the worker's tests, and test_recall's A/B tests failed on notes cut to fit."""
+    pytest.importorskip("xdist")
+    (tmp_path / "test_inner.py").write_text(
+        "from brain.output import ab_width\n\n\ndef test_width():\n    assert ab_width() == 120\n"
+    )
+    env = brain_env(TERM="xterm")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(TESTS), env["PYTHONPATH"], os.environ.get("PYTHONPATH")) if p)
+    for name in ("PYTEST_BRAIN_SESSION", "COLUMNS", "LINES"):
+        env.pop(name, None)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "conftest", "-n", "1", "test_inner.py"],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
