@@ -109,17 +109,19 @@ class NoSpaceError(NotWritableError):
 
 
 QUOTED_CHARS = 80  # of what a user gave (a note's name, a moment, an id), as an error quotes it
+QUOTED_END = 24  # of those, from its end: a long path's file name ("…/Inbox/note.md")
 
 
 def quoted(value: object) -> str:
     """What a user gave, as a message quotes it: its repr, so a line break, a control or an
     invisible character is written as its escape and the message stays one line; past
-    ``QUOTED_CHARS`` characters only their start, and how long it was. `brain history` given a
-    5,000-character name printed it whole in its one-line error."""
+    ``QUOTED_CHARS`` characters only their start and end, and how long it was. `brain history`
+    given a 5,000-character name printed it whole in its one-line error; a vault's path cut at
+    its start alone lost the file it named."""
     text = value if isinstance(value, str) else str(value)
     if len(text) <= QUOTED_CHARS:
         return repr(text)
-    return f"{text[:QUOTED_CHARS]!r}… ({len(text):,} characters)"
+    return f"{text[: QUOTED_CHARS - QUOTED_END]!r}…{text[-QUOTED_END:]!r} ({len(text):,} characters)"
 
 
 def blank_said(value: str, what: str, give: str, name: str, otherwise: str) -> str:

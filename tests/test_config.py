@@ -163,7 +163,8 @@ def test_a_bad_value_is_quoted_in_the_error_cut_short(monkeypatch):
     with pytest.raises(ConfigError) as caught:
         config.prompt_k()
     assert (
-        str(caught.value) == f"BRAIN_PROMPT_K must be a whole number from 1 to 20, not {'x' * 80!r}… (5,000 characters)"
+        str(caught.value)
+        == f"BRAIN_PROMPT_K must be a whole number from 1 to 20, not {'x' * 56!r}…{'x' * 24!r} (5,000 characters)"
     )
     assert str(caught.value).endswith(f"not {quoted('x' * 5000)}")
 

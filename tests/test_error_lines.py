@@ -168,7 +168,7 @@ LONG = "a\nb" + "x" * 2_999
 )
 def test_a_long_name_or_moment_is_quoted_by_its_start_and_its_length(toy_vault, tmp_path, args):
     """`brain history <5,000-character name>` printed the whole name in its one-line error: now
-    the first 80 characters (escaped: one line) and how long it was."""
+    its first 56 and last 24 characters (escaped: one line) and how long it was."""
     queries = tmp_path / "q.jsonl"
     queries.write_text('{"id": "q1", "query": "agent memory", "type": "theme", "relevant": ["Home.md"]}\n')
     assert CliRunner().invoke(cli, ["index", "-q", "--vault", str(toy_vault)]).exit_code == 0
@@ -176,7 +176,7 @@ def test_a_long_name_or_moment_is_quoted_by_its_start_and_its_length(toy_vault, 
     out = CliRunner().invoke(cli, [*args, "--vault", str(toy_vault)])
     assert out.exit_code in (1, 2), out.output
     assert out.output.startswith("Error: ") and out.output.count("\n") == 1, out.output
-    assert "'a\\nbxxx" in out.output and "… (3,002 characters)" in out.output, out.output
+    assert "'a\\nbxxx" in out.output and "'…'" + "x" * 24 + "' (3,002 characters)" in out.output, out.output
     assert len(out.output) < 400, out.output
 
 
@@ -187,7 +187,7 @@ def test_a_long_note_name_given_to_mcp_is_quoted_by_its_start_and_its_length(toy
     for tool, arguments in (("get_note", {"note": LONG}), ("history", {"note": LONG})):
         result = mcp_call(toy_vault, tool, arguments)
         text = "".join(c.text for c in result.content)
-        assert result.is_error and "… (3,002 characters)" in text and len(text) < 400, text
+        assert result.is_error and "'…'" + "x" * 24 + "' (3,002 characters)" in text and len(text) < 400, text
 
 
 def _commands(group: click.Group, path: tuple[str, ...] = ()):

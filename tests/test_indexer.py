@@ -1118,6 +1118,12 @@ def test_bad_vault_is_one_line_error(tmp_path, monkeypatch, command):
     assert result.exit_code != 0
     assert "Traceback" not in result.output and "note.md" in result.output
 
+    deep = tmp_path / ("a-folder-with-a-long-name-" * 4) / "note.md"  # past 80 characters whole
+    write(deep.parent, deep.name, "x")
+    result = CliRunner().invoke(cli, [command, "--vault", str(deep)])
+    assert result.exit_code != 0 and len(str(deep)) > 80, result.output
+    assert "Traceback" not in result.output and "/note.md'" in result.output, result.output
+
 
 def test_vault_from_the_environment(toy_vault, monkeypatch):
     monkeypatch.setenv("BRAIN_VAULT", str(toy_vault))

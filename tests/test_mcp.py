@@ -316,7 +316,11 @@ BLANK_ARGUMENTS = [
         {"project": "", "text": " ", "since": ""},
         "project: '' names no project: give its folder's name, or leave project out for every project; text: ' ' holds no words",
     ),
-    ("recent_turns", {"project": " " * 5000}, "project: '" + " " * 80 + "'… (5,000 characters) names no project"),
+    (
+        "recent_turns",
+        {"project": " " * 5000},
+        "project: '" + " " * 56 + "'…'" + " " * 24 + "' (5,000 characters) names no project",
+    ),
     # the numbers: said by their schema's bounds, and checked here too
     ("search", {"query": "memory", "k": -1}, "k: input should be greater than or equal to 1"),
     ("neighbours", {"note": "Graph RAG", "limit": 0}, "limit: input should be greater than or equal to 1"),
