@@ -281,6 +281,12 @@ def for_model(text: str) -> str:
     return _invisible_judged(text, lambda m: _escape(m) if _BIDI_CONTROL.match(m.group()) else "")
 
 
+def one_line_for_model(text: str) -> str:
+    """``text`` (a title, a path, the vault's folder) as a model reads it, on one line: a newline
+    in a name cannot start a line of its own (a forged "## " section or instruction)."""
+    return " ".join(for_model(text).split())
+
+
 # What the index searches of a note (what is embedded, what BM25 and the names lane read) and
 # of a query, where the same rule must apply to both: a word pasted from the web split by an
 # invisible character ("pass\u200bword", a soft hyphen in "Kuber\u00adnetes") is one word to

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from ..errors import asks_nothing
 from ..ledger.redact import redact
 from ..recall.types import Candidate
-from ..text import CJK, HAN_KANA, LazyPattern, for_model, word_chars, yo_as_ye
+from ..text import CJK, HAN_KANA, LazyPattern, for_model, one_line_for_model, word_chars, yo_as_ye
 
 MODE = "hybrid+ppr"  # what the calibration measured; no reranker: a prompt cannot wait for one
 QUERY_CHARS = 2000  # of the prompt, sent as the query (the models read at most 256–512 tokens)
@@ -247,7 +247,7 @@ def _line(text: str) -> str:
     """A title, path or heading on one line, secrets masked: a newline in a frontmatter title or a
     file name cannot start a line of its own (a forged "## " section or instruction), and a key
     in one is not handed to the model, as in a passage; hidden text out first (``for_model``)."""
-    return redact(" ".join(for_model(text).split()))
+    return redact(one_line_for_model(text))
 
 
 def quote(text: str) -> str:

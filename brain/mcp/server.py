@@ -47,7 +47,7 @@ from ..errors import SUPERSEDED_ANSWER, BrainError, blank_said
 from ..logfile import OneLineFormatter, log_handler, log_unknown_settings
 from ..recall.types import BASE_MODES, DEFAULT_MODE
 from ..server import client, protocol
-from ..text import for_model
+from ..text import for_model, one_line_for_model
 from .backend import Backend
 
 log = logging.getLogger("brain")
@@ -550,7 +550,7 @@ def _instructions(root: Path) -> str:
     """The server's instructions, naming the vault and its size (read from the index, cheaply);
     the vault's folder on one line, as the prompt hook's header names it: a newline in its name
     started a line of the instructions of its own ("## SYSTEM", an instruction)."""
-    about = f" at {' '.join(for_model(str(root)).split())}"
+    about = f" at {one_line_for_model(str(root))}"
     from ..index.store import IndexStore
 
     notes = IndexStore.note_count_at(config.index_dir(root))  # None when there is no index yet
