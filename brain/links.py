@@ -2,8 +2,8 @@
 
 Extraction ignores code (fenced, indented, inline) and math (``$$ … $$``). Resolution order: a
 path from the linking note's folder (``[[../Other/Note]]``, ``[[./Note]]``), vault-relative path
-(with or without ``.md``), then file name regardless of case (ties go to the note nearest the
-linking note), then a frontmatter alias. What is left is dangling.
+(with or without ``.md``), then file name regardless of case (of several notes of that name, the
+one Obsidian opens: ``first_match``), then a frontmatter alias. What is left is dangling.
 """
 
 from __future__ import annotations
@@ -743,13 +743,13 @@ class Resolver:
         # link made a thousand notes of one name linked from their thousand folders a million.
         self._spreads: dict[int, _Spread] = {}  # by id of a by_name / by_alias list: they live as long
 
-    def _nearest_of(self, candidates: list[str], source: str) -> str:
+    def _first_of(self, candidates: list[str], source: str) -> str:
         if len(candidates) == 1:
             return candidates[0]
         spread = self._spreads.get(id(candidates))
         if spread is None:
             spread = self._spreads[id(candidates)] = _Spread(candidates)
-        return spread.nearest(source)
+        return spread.first(source)
 
     def resolve(self, link: Link, source: str) -> str | None:
         """The note path a link points to, or None when dangling."""
@@ -777,10 +777,10 @@ class Resolver:
                 return hit
         candidates = self.by_name.get(folded if "/" not in bare else _norm(posixpath.basename(bare)))
         if candidates and "/" not in bare:
-            return self._nearest_of(candidates, source)
+            return self._first_of(candidates, source)
         aliased = self.by_alias.get(_norm(target))
         if aliased:
-            return self._nearest_of(aliased, source)
+            return self._first_of(aliased, source)
         return None
 
     def answering_step(self, target: str) -> tuple[str, list[tuple[str, list[str]]]]:
@@ -817,7 +817,7 @@ class Resolver:
         stem = _norm(posixpath.basename(bare))
         # Only notes with that file name can match: no scan of every path.
         hits = [p for p in self.by_name.get(stem, []) if ("/" + _norm(_strip_md(p))).endswith(tail)]
-        return nearest(hits, source) if hits else None
+        return first_match(hits, source) if hits else None
 
     def _resolve_markdown(self, target: str, source: str) -> str | None:
         # Markdown links are relative to the linking note's folder, or vault-absolute with "/".
@@ -841,7 +841,7 @@ class Resolver:
         if "/" in bare:
             return self._by_tail(bare, source)
         candidates = self.by_name.get(_norm(bare))
-        return self._nearest_of(candidates, source) if candidates else None
+        return self._first_of(candidates, source) if candidates else None
 
 
 def note_keys(path: str) -> tuple[str, str]:
@@ -958,36 +958,49 @@ def _folders(path: str) -> tuple[str, ...]:
     return tuple(posixpath.dirname(path).split("/")) if "/" in path else ()
 
 
+def _js_length(path: str) -> int:
+    """A path's length as Obsidian (JavaScript) counts it: in UTF-16 code units, an emoji two."""
+    return len(path) + sum(1 for char in path if ord(char) > 0xFFFF)
+
+
+def _folder_key(path: str) -> tuple[str, ...]:
+    """The folders a path is in, as ``first_match`` compares them: case-insensitively, NFC."""
+    return _folders(_norm(path))
+
+
 class _Spread:
-    """The notes of one name by folder, for ``nearest`` in steps of the source's depth: each
-    folder on the way to one of them holds the shallowest of those below it (then the first
-    path). A note below the source's i-th folder is at most its depth + the source's - 2i
-    away, exactly that from the deepest folder they share, so the least of those bounds over
-    the source's folders is the nearest (its ties broken as ``nearest`` breaks them)."""
+    """The notes of one name by folder, for ``first_match`` in steps of the source's depth: each
+    folder holds the first (shortest path, then by path) of the notes inside it at any depth; the
+    vault's root, of them all. Weighing every note of a name for every link made a thousand
+    notes of one name linked from their thousand folders a million steps."""
 
     def __init__(self, candidates: list[str]):
         self.best: dict[tuple[str, ...], tuple[int, str]] = {}
         for path in candidates:
-            folders = _folders(path)
-            here = (len(folders), path)
+            folders = _folder_key(path)
+            here = (_js_length(path), path)
             for i in range(len(folders) + 1):
                 below = self.best.get(folders[:i])
                 if below is None or here < below:
                     self.best[folders[:i]] = here
 
-    def nearest(self, source: str) -> str:
-        folders = _folders(source)
-        best: tuple[int, int, str] | None = None
-        for i in range(len(folders) + 1):
-            found = self.best.get(folders[:i])
-            if found is None:  # none below this folder, and so none below the ones inside it
-                break
-            depth, path = found
-            key = (len(folders) + depth - 2 * i, depth, path)
-            if best is None or key < best:
-                best = key
-        assert best is not None  # the vault's root holds every note
-        return best[2]
+    def first(self, source: str) -> str:
+        inside = self.best.get(_folder_key(source))
+        return (inside or self.best[()])[1]
+
+
+def first_match(candidates: list[str], source: str) -> str:
+    """The candidate Obsidian opens for a link from ``source`` that several notes answer (its
+    ``getLinkpathDest``, read in its app.js; a note at the vault's root named as written was
+    taken before, by path): of those inside the linking note's folder, at any depth, the one of
+    the shortest path; else the shortest path of them all (JavaScript's length: ``_js_length``).
+    Obsidian leaves a tie in its load order; brain takes the first by path. Obsidian's "inside"
+    is a prefix of the path's text ("A/B" holds "A/Bc/x.md"); brain's is a folder's."""
+    if len(candidates) == 1:  # most names are unique: nothing to weigh
+        return candidates[0]
+    folder = _folder_key(source)
+    inside = [path for path in candidates if _folder_key(path)[: len(folder)] == folder]
+    return min(inside or candidates, key=lambda path: (_js_length(path), path))
 
 
 def nearest(candidates: list[str], source: str) -> str:

@@ -111,7 +111,7 @@ def match_note(store: NoteNames, ref: str) -> NoteMatch:
     spelled as typed comes first, then one equal to it in Unicode's NFC form, then any equal
     ignoring case: ``idea`` reads ``Notes/idea.md`` beside ``Notes/Idea.md``, and a name
     typed composed reads the composed file beside its decomposed twin. Link resolution itself
-    keeps Obsidian's rules (the graph's links), where the nearest note wins.
+    keeps Obsidian's rules (the graph's links), where the note Obsidian opens wins.
     """
     normal = check_reference(ref)
     paths = store.note_paths()

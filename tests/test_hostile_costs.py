@@ -168,19 +168,19 @@ def test_successors_first_in_one_pass_as_the_passes_ordered_them():
     assert fusion.order_successors_first([5, 3], chain)[:6] == [0, 1, 2, 3, 4, 5]
 
 
-def test_the_nearest_of_many_notes_of_one_name_in_steps_of_the_source_depth():
+def test_the_first_of_many_notes_of_one_name_in_steps_of_the_source_depth():
     # Every note of a name was weighed for every link to it: a thousand notes named alike, each
     # linked from its own folder, took 3.8 s to resolve (4,000: 14 s). Found in steps of the
     # source's depth now, the same note as weighing them all.
-    from brain.links import _Spread, nearest
+    from brain.links import _Spread, first_match
 
     rng = random.Random(48)
-    folders = ["", "a", "b", "a/x", "a/y", "b/x", "a/x/z", "c/d/e"]
+    folders = ["", "a", "b", "a/x", "a/y", "b/x", "a/x/z", "c/d/e", "bb", "a/longer", "ab/x"]
     for _ in range(2_000):
         names = rng.sample(folders, rng.randint(2, len(folders)))
         candidates = sorted(f"{f}/same.md".lstrip("/") for f in names)
         source = f"{rng.choice(folders + ['q', 'a/q', 'a/x/q/r'])}/src.md".lstrip("/")
-        assert _Spread(candidates).nearest(source) == nearest(candidates, source), (candidates, source)
+        assert _Spread(candidates).first(source) == first_match(candidates, source), (candidates, source)
     paths = [f"f{i}/g/same.md" for i in range(4_000)] + ["hub/hub.md"]
     resolver = Resolver(paths)
     link = Link(target="same", kind="wikilink", anchor=None, display=None, line=1)

@@ -14,7 +14,7 @@ from conftest import TOY_VAULT
 from index_helpers import IndexView, index_into
 
 from brain.chunking import chunk_body
-from brain.links import Link, Resolver, extract_links, is_attachment, mask_code, nearest
+from brain.links import Link, Resolver, extract_links, first_match, is_attachment, mask_code, nearest
 from brain.notes import inline_tags, parse_note
 
 # ----- extraction -------------------------------------------------------------------------
@@ -240,17 +240,53 @@ def test_resolution_by_file_name_case_insensitive():
     assert _resolve("борщ") == "Cooking/Recipes/Soups/Борщ.md"
 
 
-def test_resolution_by_name_prefers_the_nearest_note():
+def test_resolution_by_name_prefers_a_note_inside_the_linking_notes_folder():
     assert _resolve("Index", "Meetings/2026-03-10 Retrieval sync.md") == "Meetings/Index.md"
     assert _resolve("Index", "Cooking/Knife skills.md") == "Cooking/Index.md"
+    assert _resolve("Index", "Deep/a/b/Notes.md") == "Deep/a/b/Index.md"
+    assert _resolve("Index", "Deep/Notes.md") == "Deep/a/b/Index.md"  # inside Deep/, however deep
+    # None inside the linking note's folder: the shortest path, as Obsidian opens it.
     assert _resolve("Index", "Cooking/Recipes/Soups/Борщ.md") == "Cooking/Index.md"
-    assert _resolve("Index", "Deep/a/b/c/x.md") == "Deep/a/b/Index.md"
-    # From the root, all are two folders away or more: the shallowest, then by path.
-    assert _resolve("Index", "Home.md") == "Cooking/Index.md"
+    assert _resolve("Index", "Deep/a/b/c/x.md") == "Cooking/Index.md"
+    assert _resolve("Index", "Home.md") == "Cooking/Index.md"  # all inside the root: the shortest
+
+
+def test_a_duplicated_name_goes_to_the_note_obsidian_opens():
+    # Obsidian's getLinkpathDest (its app.js): a note named as written at the vault's root, then
+    # those inside the linking note's folder (at any depth) by the length of their path, then
+    # the others by the length of theirs. brain took the note fewest folders away, then the
+    # shallowest, then by path: 3 of the SRD's links went elsewhere than Obsidian's.
+    def resolve(paths: list[str], target: str, source: str, kind: str = "wikilink") -> str | None:
+        return Resolver(paths).resolve(Link(target, kind, None, None, 1), source)
+
+    assert resolve(["A/B/C/D/x.md", "E/x.md"], "x", "A/s.md") == "A/B/C/D/x.md"  # inside, though farther
+    assert resolve(["A/x.md", "A/B/C/x.md"], "x", "A/B/s.md") == "A/B/C/x.md"  # inside beats the parent
+    assert resolve(["A/x.md", "x.md"], "x", "A/B/s.md") == "x.md"  # the root's, named as written
+    # the SRD's [[Briar-Elves]] from Bestiary/Bestiary.md: both two folders down, the shorter path
+    elves = ["Bestiary/Humanoid/Briar-Elves/Briar-Elves.md", "Bestiary/Plant/Briar-Elves/Briar-Elves.md"]
+    assert resolve(elves, "Briar-Elves", "Bestiary/Bestiary.md") == elves[1]
+    # a path's length as JavaScript counts it, in UTF-16 units: an emoji is two
+    assert resolve(["\U0001f3db\U0001f3db/x.md", "abc/x.md"], "x", "s.md") == "abc/x.md"
+    assert resolve(["C/x.md", "B/x.md"], "x", "s.md") == "B/x.md"  # a tie: by path
+    # the same order for the end of a path, a markdown link by file name, an alias
+    assert resolve(["A/B/x.md", "C/D/E/B/x.md"], "B/x", "C/s.md") == "C/D/E/B/x.md"
+    assert resolve(["B/x.md", "A/C/D/x.md"], "x.md", "A/s.md", "markdown") == "A/C/D/x.md"
+    aliased = Resolver(["B/one.md", "A/C/D/two.md"], {"B/one.md": ["X"], "A/C/D/two.md": ["X"]})
+    assert aliased.resolve(Link("X", "wikilink", None, None, 1), "A/s.md") == "A/C/D/two.md"
+
+
+def test_first_match_case_and_unicode_of_folders():
+    nfd = unicodedata.normalize("NFD", "Café")
+    assert first_match(["Zz/x.md", f"{nfd}/Sub/x.md"], "café/s.md") == f"{nfd}/Sub/x.md"
+    assert first_match(["A/x.md", "Ab/x.md", "Abc/Sub/x.md"], "Ab/s.md") == "Ab/x.md"
+    assert first_match(["A/x.md", "Abc/Sub/x.md"], "Ab/s.md") == "A/x.md"  # "Abc" is not inside "Ab"
 
 
 def test_partial_path_matches_the_end_of_a_path():
-    assert _resolve("Spells/Chaos-Ray", "Compendium/13A/Classes/Chaos-Mage.md") == "Compendium/13A/Spells/Chaos-Ray.md"
+    # None inside Classes/: the shorter path, as Obsidian opens it
+    assert _resolve("Spells/Chaos-Ray", "Compendium/13A/Classes/Chaos-Mage.md") == "Other/Spells/Chaos-Ray.md"
+    assert _resolve("Spells/Chaos-Ray", "Compendium/13A/Spells/Index.md") == "Compendium/13A/Spells/Chaos-Ray.md"
+    assert _resolve("Spells/Chaos-Ray", "Compendium/x.md") == "Compendium/13A/Spells/Chaos-Ray.md"
     assert _resolve("Spells/Chaos-Ray", "Other/x.md") == "Other/Spells/Chaos-Ray.md"
 
 
@@ -281,7 +317,8 @@ def test_markdown_links_resolve_relative_then_from_the_root():
     assert _resolve("Graph RAG.md", "Meetings/Index.md", "markdown") == "AI/Graph RAG.md"
     assert _resolve("graph%20rag", "Meetings/Index.md", "markdown") is None  # decoded when read, not here
     assert _resolve("graph rag", "Meetings/Index.md", "markdown") == "AI/Graph RAG.md"  # [x](graph%20rag)
-    assert _resolve("Index.md", "Deep/a/b/c/Note.md", "markdown") == "Deep/a/b/Index.md"  # the nearest
+    assert _resolve("Index.md", "Deep/a/b/c/Note.md", "markdown") == "Cooking/Index.md"  # as a wikilink is
+    assert _resolve("Index.md", "Deep/Note.md", "markdown") == "Deep/a/b/Index.md"
     assert _resolve("RAG.md", "Home.md", "markdown") is None  # not by alias (a step of wikilinks only)
     assert _resolve("", "AI/Graph RAG.md", "markdown") == "AI/Graph RAG.md"  # [x](#heading)
 

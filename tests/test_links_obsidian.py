@@ -230,3 +230,35 @@ def test_an_index_that_read_no_capitalised_aliases_key_reads_those_notes_again(t
         assert view.targets("A.md") == {"B.md"}
         assert view.note("B.md")["tags"] == ["x"]
     assert history_problems(db) == []
+
+
+def test_an_index_that_took_the_nearest_of_a_duplicated_name_resolves_it_again(tmp_path, closing):
+    """m037: links to a name several notes hold went to the note fewest folders away; an index
+    made then resolves every link again at its next run, once, to the note Obsidian opens (the
+    one inside the linking note's folder), and reads no note again."""
+    import sqlite3
+
+    from index_helpers import history_problems
+
+    from brain.index.schema import INDEX_MIGRATIONS
+    from brain.migrations import connect
+
+    vault = tmp_path / "vault"
+    _write(vault, {"A/Hub.md": "See [[Topic]].\n", "A/B/C/D/Topic.md": "Deep.\n", "E/Topic.md": "Near.\n"})
+    home = tmp_path / "home"
+    _, directory = index_into(home, vault)
+    db = directory / "index.db"
+    with IndexView(directory) as view:
+        assert view.edge("A/Hub.md", "Topic")["target_path"] == "A/B/C/D/Topic.md"
+    conn = connect(str(db))
+    near = conn.execute("SELECT id FROM notes WHERE path = 'E/Topic.md'").fetchone()[0]
+    conn.execute("UPDATE links SET target_id = ? WHERE target = 'Topic'", (near,))  # as resolved before m037
+    conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm037_duplicate_names_as_obsidian_opens_them'")
+    conn.commit()
+    conn.close()
+    assert "m037_duplicate_names_as_obsidian_opens_them" in INDEX_MIGRATIONS.pending(closing(sqlite3.connect(db)))
+    report, _ = index_into(home, vault)
+    assert (report.changed, report.unchanged) == (0, 3)
+    with IndexView(directory) as view:
+        assert view.edge("A/Hub.md", "Topic")["target_path"] == "A/B/C/D/Topic.md"
+    assert history_problems(db) == []

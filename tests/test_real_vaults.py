@@ -14,7 +14,7 @@ import pytest
 from conftest import REAL_VAULTS
 from index_helpers import CheapEmbedder, IndexView, assert_faiss_matches, index_into
 
-from brain.links import nearest
+from brain.links import first_match
 
 
 def _markdown_outside_dot_folders(root: Path) -> set[str]:
@@ -87,7 +87,7 @@ def test_srd_escaped_pipes_in_tables_resolve(srd):
     assert len(view.targets("Compendium/13A/Races/Races.md")) >= 13
 
 
-def test_srd_duplicated_names_resolve_to_the_nearest_note(srd):
+def test_srd_duplicated_names_resolve_to_the_note_obsidian_opens(srd):
     _, _, view = srd
     # [[Leveling-Up]] exists in Running-the-Game/ and in Monsters/Monster-Rules/.
     assert view.edge("Compendium/13A/Running-the-Game/Running-the-Game.md", "Leveling-Up")["target_path"] == (
@@ -98,7 +98,7 @@ def test_srd_duplicated_names_resolve_to_the_nearest_note(srd):
     assert view.edge(rules, "Combat-Stats")["target_path"] == "Compendium/13A/Combat-Rules/Combat-Stats/Combat-Stats.md"
     # Weapons.md: Combat-Rules/Combat-Stats/ beats Magic-Items/Magic-Item-Descriptions/.
     assert view.edge(rules, "Weapons")["target_path"] == "Compendium/13A/Combat-Rules/Combat-Stats/Weapons.md"
-    # And in general: every bare-name link to a duplicated name picked the nearest candidate.
+    # And in general: every bare-name link to a duplicated name picked the one Obsidian opens.
     by_name: dict[str, list[str]] = {}
     for path in view.paths():
         by_name.setdefault(posixpath.basename(path)[:-3].casefold(), []).append(path)
@@ -109,7 +109,7 @@ def test_srd_duplicated_names_resolve_to_the_nearest_note(srd):
         for link in view.links(source):
             name = link["target"].casefold()
             if link["kind"] != "markdown" and "/" not in name and name in duplicated:
-                assert link["target_path"] == nearest(duplicated[name], source), (source, link)
+                assert link["target_path"] == first_match(duplicated[name], source), (source, link)
                 checked += 1
     assert checked >= 9
 

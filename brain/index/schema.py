@@ -1817,6 +1817,21 @@ def m036_math_and_indented_code(conn: sqlite3.Connection) -> None:
 INDEX_MIGRATIONS.safe_to_run_again.add("m036_math_and_indented_code")
 
 
+@INDEX_MIGRATIONS
+def m037_duplicate_names_as_obsidian_opens_them(conn: sqlite3.Connection) -> None:
+    """A link that several notes answer (a file name in several folders, ``[[Index]]``) goes to
+    the one Obsidian opens (``links.first_match``: inside the linking note's folder first, then the
+    shortest path), not to the one fewest folders away. The next run resolves every link again
+    (``resolve_links`` in full, once: the ``resolver_key`` links were resolved against is
+    forgotten), and no note is read again."""
+    conn.execute("DELETE FROM meta WHERE key = 'resolver_key'")
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('links_dirty', '1')")
+
+
+# It only has the links resolved again: run again, it gives the same rows.
+INDEX_MIGRATIONS.safe_to_run_again.add("m037_duplicate_names_as_obsidian_opens_them")
+
+
 def search_past_chunks(conn: sqlite3.Connection) -> None:
     """Give each past chunk that holds a character ``for_search`` may drop its ``search_*``
     columns: m021, and a rebuild carrying the past of an index that lacked them. (SQL's GLOB with
@@ -1925,7 +1940,7 @@ def _float16_blob(blob: bytes | None) -> bytes | None:
 # (``Migrations.tables_made``: 0.1-0.3 s, numpy imported by m015, on each `brain status`).
 # tests/test_migrations_record.py holds it to them: a new migration updates it.
 LATEST_TABLES = (
-    "m036_math_and_indented_code",
+    "m037_duplicate_names_as_obsidian_opens_them",
     frozenset(
         [
             "aliases",
