@@ -430,7 +430,7 @@ def test_a_name_several_notes_share_is_shown_and_said(tmp_path):
     )
     try:
         for ref, path, others in [
-            ("Alice", "People/Alice.md", ["Work/Alice.md"]),
+            ("Alice", "Work/Alice.md", ["People/Alice.md"]),  # the shorter path, as Obsidian opens [[Alice]]
             ("Shared", "A.md", ["B.md"]),  # an alias two notes share
             ("Work/Alice", "Work/Alice.md", []),  # a path names one
             ("A", "A.md", []),
@@ -440,21 +440,21 @@ def test_a_name_several_notes_share_is_shown_and_said(tmp_path):
             assert neighbours(store, ref)["ambiguous"] == others
     finally:
         store.close()
-    said = "2 notes are named Alice: People/Alice.md (shown), Work/Alice.md; give the path\n"
+    said = "2 notes are named Alice: Work/Alice.md (shown), People/Alice.md; give the path\n"
     out = CliRunner().invoke(cli, ["note", "--vault", str(root), "Alice"])
-    assert out.exit_code == 0 and out.stderr == said and "people" in out.stdout
+    assert out.exit_code == 0 and out.stderr == said and "work" in out.stdout
     out = CliRunner().invoke(cli, ["note", "--vault", str(root), "--json", "Alice"])
-    assert json.loads(out.stdout)["ambiguous"] == ["Work/Alice.md"] and out.stderr == said
+    assert json.loads(out.stdout)["ambiguous"] == ["People/Alice.md"] and out.stderr == said
     out = CliRunner().invoke(cli, ["neighbours", "--vault", str(root), "--json", "Alice"])
-    assert json.loads(out.stdout)["ambiguous"] == ["Work/Alice.md"] and out.stderr == said
+    assert json.loads(out.stdout)["ambiguous"] == ["People/Alice.md"] and out.stderr == said
     out = CliRunner().invoke(cli, ["neighbours", "--vault", str(root), "Shared"])
     assert out.stderr == "2 notes are named Shared: A.md (shown), B.md; give the path\n"
     # `brain history` read one of them without a word (and its JSON had no `ambiguous`)
     out = CliRunner().invoke(cli, ["history", "--vault", str(root), "Alice"])
-    assert out.exit_code == 0 and out.stderr == said and out.stdout.startswith("People/Alice.md  (Alice)")
+    assert out.exit_code == 0 and out.stderr == said and out.stdout.startswith("Work/Alice.md  (Alice)")
     out = CliRunner().invoke(cli, ["history", "--vault", str(root), "--json", "Alice"])
-    assert json.loads(out.stdout)["ambiguous"] == ["Work/Alice.md"] and out.stderr == said
-    out = CliRunner().invoke(cli, ["history", "--vault", str(root), "Work/Alice"])
+    assert json.loads(out.stdout)["ambiguous"] == ["People/Alice.md"] and out.stderr == said
+    out = CliRunner().invoke(cli, ["history", "--vault", str(root), "People/Alice"])
     assert out.exit_code == 0 and out.stderr == ""
 
 
