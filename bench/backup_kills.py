@@ -122,7 +122,8 @@ def killed_backup(dest: Path, step_pages: int, delay: float, env: dict[str, str]
 
 
 def sound(copy: Path) -> list[str]:
-    from brain.index.store import INDEX_FILE, IndexStore
+    from brain.index.files import INDEX_FILE
+    from brain.index.store import IndexStore
 
     problems = []
     for path in sorted(copy.rglob("*.db")):

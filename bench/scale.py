@@ -880,7 +880,7 @@ def run(args) -> dict:
     if "past" in phases:
         # First with nothing kept on disk (the first --as-of after an index change: it builds the
         # present's names and link graph, patches them, and keeps them), then as the next runs are.
-        from brain.index.store import RECALL_CACHE_FILE
+        from brain.index.files import RECALL_CACHE_FILE
 
         print("past (brain ask --as-of) ...", file=sys.stderr)
         (directory / RECALL_CACHE_FILE).unlink(missing_ok=True)

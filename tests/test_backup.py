@@ -25,9 +25,10 @@ from brain.backup import BackupError, backup
 from brain.cli import cli
 from brain.db import connection, kept_aside_dir
 from brain.errors import NoIndexError, NoSpaceError
+from brain.index.files import INDEX_FILE
 from brain.index.indexer import index_vault
 from brain.index.schema import INDEX_MIGRATIONS
-from brain.index.store import INDEX_FILE, IndexStore
+from brain.index.store import IndexStore
 from brain.ledger.store import write_turn
 
 TESTS = Path(__file__).resolve().parent

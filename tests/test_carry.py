@@ -245,7 +245,7 @@ def _fresh(root: Path, embedder) -> Recaller:
 
 def _cache_file(root: Path) -> Path:
     from brain import config
-    from brain.index.store import RECALL_CACHE_FILE
+    from brain.index.files import RECALL_CACHE_FILE
 
     return config.index_dir(root) / RECALL_CACHE_FILE
 

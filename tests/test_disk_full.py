@@ -23,7 +23,7 @@ from conftest import write
 from brain import config
 from brain.cli import cli
 from brain.index import store as store_module
-from brain.index.store import INDEX_FILE
+from brain.index.files import INDEX_FILE
 
 QUERY = "sqlite wal checkpoint"
 

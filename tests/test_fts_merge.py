@@ -20,7 +20,8 @@ from index_helpers import CheapEmbedder, environ, index_into
 
 from brain.child_process import python_module_command
 from brain.index import background, fts_merge, indexer
-from brain.index.store import INDEX_FILE, IndexStore
+from brain.index.files import INDEX_FILE
+from brain.index.store import IndexStore
 
 WORDS = "amber basil cedar delta ember fjord garnet harbor island jasper".split()
 QUERIES = ["amber", "basil cedar", "fjord OR harbor", "edit7", "jasper island"]

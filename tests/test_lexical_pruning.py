@@ -23,7 +23,8 @@ from conftest import write
 from index_helpers import CheapEmbedder, environ, index_into, search_while_writing, writer_racing
 
 from brain.index import fts_pruning
-from brain.index.store import INDEX_FILE, IndexStore
+from brain.index.files import INDEX_FILE
+from brain.index.store import IndexStore
 
 COMMON = "amber basil cedar delta ember fjord garnet harbor".split()
 RARE = [f"rare{i}" for i in range(30)]

@@ -22,7 +22,8 @@ from conftest import write
 from index_helpers import CheapEmbedder, index_into, search_while_writing, writer_racing
 
 from brain.index import fts_pruning
-from brain.index.store import INDEX_FILE, IndexStore
+from brain.index.files import INDEX_FILE
+from brain.index.store import IndexStore
 from brain.recall.opening import open_snapshot
 from brain.recall.past import PastIndex
 

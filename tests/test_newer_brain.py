@@ -35,9 +35,10 @@ from brain.db_migrations import MIGRATIONS
 from brain.errors import BrainError, NewerDatabaseError
 from brain.index import background, fts_merge, postings_due, vectors
 from brain.index import store as store_module
+from brain.index.files import RECALL_CACHE_FILE
 from brain.index.indexer import index_vault
 from brain.index.schema import INDEX_MIGRATIONS
-from brain.index.store import RECALL_CACHE_FILE, IndexStore, index_errors, schema_changed
+from brain.index.store import IndexStore, index_errors, schema_changed
 from brain.ledger import deferred
 from brain.ledger.hook import record_stop
 from brain.server import client, protocol

@@ -26,7 +26,8 @@ from index_helpers import CheapEmbedder, environ, index_into
 
 from brain.child_process import python_module_command
 from brain.index import background, indexer, postings, postings_child, postings_due
-from brain.index.store import INDEX_FILE, IndexStore
+from brain.index.files import INDEX_FILE
+from brain.index.store import IndexStore
 from brain.recall import lexical
 
 WORDS = "amber basil cedar delta ember fjord garnet harbor island jasper".split()

@@ -17,7 +17,7 @@ from index_helpers import index_into
 from brain import config, db
 from brain.cli import cli
 from brain.errors import ConfigError
-from brain.index.store import RECALL_CACHE_FILE
+from brain.index.files import RECALL_CACHE_FILE
 from brain.ledger.hook import log
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")

@@ -15,7 +15,7 @@ from index_helpers import index_into
 
 from brain import config
 from brain.cli import cli
-from brain.index.store import RECALL_CACHE_FILE
+from brain.index.files import RECALL_CACHE_FILE
 
 
 def _invoke(*args: str):

@@ -18,8 +18,9 @@ from conftest import FakeEmbedder, write
 
 from brain import config
 from brain.cli import cli
+from brain.index.files import INDEX_FILE, RECALL_CACHE_FILE
 from brain.index.indexer import index_vault
-from brain.index.store import INDEX_FILE, RECALL_CACHE_FILE, IndexStore
+from brain.index.store import IndexStore
 from brain.index.vectors import _stored_vectors, load_current
 
 

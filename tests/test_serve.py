@@ -1642,7 +1642,7 @@ def test_a_stopped_server_leaves_its_names_and_graph_for_the_next_start(toy_vaul
     """The next start takes them over (recall/cache.py) instead of building them again."""
     import logging
 
-    from brain.index.store import RECALL_CACHE_FILE
+    from brain.index.files import RECALL_CACHE_FILE
 
     _index(toy_vault)
     kept = config.index_dir(toy_vault) / RECALL_CACHE_FILE

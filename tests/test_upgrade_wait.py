@@ -22,6 +22,7 @@ from serve_helpers import LAUNCHER, brain_env, holding, starting_server, wait_un
 from brain import config
 from brain.cli import cli
 from brain.index import store as store_module
+from brain.index.files import INDEX_FILE
 from brain.index.indexer import index_vault
 from brain.index.schema import INDEX_MIGRATIONS
 from brain.server import client
@@ -46,7 +47,7 @@ def older(toy_vault: Path) -> Path:
 
 
 def _database(vault: Path) -> Path:
-    return config.index_dir(vault.resolve()) / store_module.INDEX_FILE
+    return config.index_dir(vault.resolve()) / INDEX_FILE
 
 
 def _records(vault: Path) -> int:

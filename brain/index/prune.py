@@ -18,8 +18,9 @@ from .. import config
 from ..errors import ConfigError
 from ..migrations import disk_bytes
 from ..vault import resolve_vault
+from .files import INDEX_FILE
 from .history import PruneReport, prune
-from .store import INDEX_FILE, IndexStore, built_index_dir, index_errors
+from .store import IndexStore, built_index_dir, index_errors
 from .writer_lock import vault_lock
 
 # Seconds a vacuum waits for a reader of the state before to let go: brain serve (and brain

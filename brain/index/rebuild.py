@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import BrainError, IndexMismatchError, NoSpaceError
 from ..text import REPORTED
-from .store import INDEX_FILE, RECALL_CACHE_FILE, RETIRED_SUFFIX, IndexStore, index_errors, newer_migrations, no_room
+from .files import INDEX_FILE, RECALL_CACHE_FILE, RETIRED_SUFFIX
+from .store import IndexStore, index_errors, newer_migrations, no_room
 
 if TYPE_CHECKING:
     from .indexer import IndexReport

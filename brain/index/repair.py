@@ -23,11 +23,10 @@ from dataclasses import asdict, dataclass, field
 from ..errors import IndexDamagedError
 from ..text import shell_word
 from ..vault import resolve_vault
+from .files import INDEX_FILE, RECALL_CACHE_FILE
 from .store import (
     DERIVED_TABLES,
-    INDEX_FILE,
     MIGRATIONS_TABLE,
-    RECALL_CACHE_FILE,
     IndexStore,
     built_index_dir,
     index_errors,

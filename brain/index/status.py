@@ -12,9 +12,10 @@ from ..errors import IndexDamagedError
 from ..moments import iso_recorded
 from ..vault import IGNORE_FILE, resolve_vault
 from . import background, changes
+from .files import INDEX_FILE
 from .rebuild import rebuild_status
 from .settings_fit import index_mismatches
-from .store import INDEX_FILE, IndexStore, index_errors, newer_index_message, refuse_hidden_index, refuse_lost_meta
+from .store import IndexStore, index_errors, newer_index_message, refuse_hidden_index, refuse_lost_meta
 from .writer_lock import indexing_now
 
 

@@ -47,6 +47,7 @@ from ..links import alias_key, key_stem, link_stem, note_keys
 from ..migrations import connect, has_table
 from ..text import shell_word
 from . import fts_pruning, scan_snapshot
+from .files import INDEX_FILE, RETIRED_SUFFIX
 from .fts_pruning import Pruning
 from .query_reads import QueryReads
 from .readers import OPEN_FAILURES, ReaderFailed, ReaderPool
@@ -86,7 +87,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("brain")
 
-INDEX_FILE = "index.db"
 # Seconds a process opening an index that needs an upgrade waits for another one holding its write
 # lock (upgrading it too, or writing it for long): the slowest migration measured, m021 at 100,000
 # notes, held it 12.7 s (bench/upgrade_cost.py), a slow disk longer; and as --wait's default, a
@@ -99,8 +99,6 @@ UPGRADE_WAIT = 60.0
 # server reloads on its change, whichever it was: it does the same for both (``server.service``).
 # An index stamped by vacuumed_at and pruned_at, its two keys before, keeps them unread.
 RELOAD = "reload_at"
-RECALL_CACHE_FILE = "recall-cache.npz"  # recall/cache.py: names and link graph kept between runs
-RETIRED_SUFFIX = ".retired"  # where a rebuild puts the old index while it swaps by two renames (rebuild.py)
 # The page size of a new index database. A chunk row (text and a 768-byte vector) or a note's
 # version (its compressed text) is often 2-3 KB: two never share a 4 KB page, and the rest of
 # the page stays empty. At 8 KB the index is 5-8% smaller (bench/scale.py, the two real vaults);

@@ -139,7 +139,7 @@ def _prompt_hook_advice(root: Path) -> None:
     """What the prompt hook needs that the settings file cannot give it: an index and a server."""
 
     from .. import config
-    from ..index.store import INDEX_FILE
+    from ..index.files import INDEX_FILE
     from ..server import runtime
 
     vault = shell_word(root)  # a command to paste: "Obsidian Vault" must stay one word

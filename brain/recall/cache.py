@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import config
-from ..index.store import RECALL_CACHE_FILE, replace_unless_newer
+from ..index.files import RECALL_CACHE_FILE
+from ..index.store import replace_unless_newer
 from .carry import Basis, Built
 
 log = logging.getLogger("brain")

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING
 from .. import config
 from ..embed import Embedder, LazyEmbedder
 from ..errors import EmptyIndexError, IndexBusyError, IndexDamagedError, NoIndexError, NotWritableError
+from ..index.files import INDEX_FILE
 from ..index.store import (
     CHUNKS_FTS_TABLES,
-    INDEX_FILE,
     IndexStore,
     built_index_dir,
     index_errors,

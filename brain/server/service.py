@@ -46,9 +46,10 @@ from .. import config
 from ..embed import Embedder, LazyEmbedder
 from ..errors import SUPERSEDED_ANSWER, BrainError, EmptyIndexError, IndexMismatchError, NewerDatabaseError, quoted
 from ..index import changes
+from ..index.files import INDEX_FILE
 from ..index.indexer import index_vault  # the index modules: here, and only here
 from ..index.settings_fit import check_model
-from ..index.store import INDEX_FILE, RELOAD, IndexStore, index_errors, newer_index_message
+from ..index.store import RELOAD, IndexStore, index_errors, newer_index_message
 from ..index.writer_lock import VaultLocked
 from ..migrations import connect
 from ..recall.opening import open_snapshot
