@@ -40,8 +40,9 @@ from . import config
 from .db import kept_aside_dir
 from .errors import BrainError, ConfigError, NoIndexError, NoSpaceError, NotWritableError
 from .file_state import unreachable, unusable
+from .index.connections import connect_unswapped
 from .index.files import INDEX_FILE, RETIRED_SUFFIX
-from .index.store import built_index_dir, connect_unswapped
+from .index.store import built_index_dir
 from .migrations import disk_bytes
 from .text import shell_word
 from .vault import resolve_vault

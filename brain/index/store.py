@@ -19,7 +19,6 @@ import os
 import re
 import secrets
 import sqlite3
-import stat
 import time
 import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
@@ -47,6 +46,7 @@ from ..links import alias_key, key_stem, link_stem, note_keys
 from ..migrations import connect, has_table
 from ..text import shell_word
 from . import fts_pruning, scan_snapshot
+from .connections import connect_unswapped, file_identity, open_read_only, open_unswapped, read_header
 from .files import INDEX_FILE, RETIRED_SUFFIX
 from .fts_pruning import Pruning
 from .query_reads import QueryReads
@@ -367,7 +367,7 @@ class IndexStore:
         query = "mode=ro" if written or (wal.exists() and wal.stat().st_size) else "mode=ro&immutable=1"
         uri = f"{path.as_uri()}?{query}"
         conn, identity = open_unswapped(
-            path, lambda: sqlite3.connect(uri, uri=True, isolation_level=None, timeout=5), _first_read
+            path, lambda: sqlite3.connect(uri, uri=True, isolation_level=None, timeout=5), read_header
         )
         try:
             conn.row_factory = sqlite3.Row  # (not query_only: the lexical lane needs a temp table)
@@ -486,7 +486,7 @@ class IndexStore:
     def note_count_at(directory: Path) -> int | None:
         """How many notes the index database in ``directory`` holds, read-only; None if unreadable."""
         try:
-            conn = _read_only(directory / INDEX_FILE, timeout=1)
+            conn = open_read_only(directory / INDEX_FILE, timeout=1)
             try:
                 return int(conn.execute("SELECT count(*) FROM notes").fetchone()[0])
             finally:
@@ -504,7 +504,7 @@ class IndexStore:
             return None
         try:
             _refuse_emptied(path)
-            conn = _read_only(path)
+            conn = open_read_only(path)
             try:
                 # a table of the history gone first: its absence is then no index from before history
                 if UNCARRIABLE_HISTORY.intersection(missing_tables(conn)):  # a rebuild cannot carry it
@@ -545,7 +545,7 @@ class IndexStore:
             return None, []
         try:
             _refuse_emptied(path)
-            conn = _read_only(path)
+            conn = open_read_only(path)
             try:
                 row = conn.execute("PRAGMA quick_check(1)").fetchone()
                 missing = missing_tables(conn) if row and row[0] == "ok" else []
@@ -566,7 +566,7 @@ class IndexStore:
         path = directory / INDEX_FILE
         try:
             _refuse_emptied(path)
-            conn = _read_only(path)
+            conn = open_read_only(path)
             try:
                 row = conn.execute("PRAGMA quick_check(1)").fetchone()
                 if not row or row[0] != "ok":
@@ -602,7 +602,7 @@ class IndexStore:
 
     def still_at_its_path(self) -> bool:
         """False once another database took this one's place (``--rebuild`` swapped one in)."""
-        return self._identity is not None and _file_identity(self.directory / INDEX_FILE) == self._identity
+        return self._identity is not None and file_identity(self.directory / INDEX_FILE) == self._identity
 
     def checkpoint(self, *, wait: bool = True) -> bool:
         """Fold the WAL into the database file (before the folder is moved or swapped); False
@@ -3517,7 +3517,7 @@ def newer_migrations(directory: Path) -> list[str]:
     if not path.exists():
         return []
     try:
-        conn = _read_only(path, timeout=1)
+        conn = open_read_only(path, timeout=1)
         try:
             return INDEX_MIGRATIONS.unknown(conn)
         finally:
@@ -3667,24 +3667,10 @@ def rebuild_advice(vault: Path, missing: Collection[str]) -> str:
     return f"{command}, this one's history carried into it (this one is moved aside, not deleted)"
 
 
-def _read_only(database: Path, timeout: float = 5) -> sqlite3.Connection:
-    """A connection that reads the database at this path and never writes it (nor makes it).
-    Not of a FIFO in its place, which a read-only open waits on for a writer forever (`brain mcp`
-    hung as it started): SQLite's error for what cannot be opened instead."""
-    try:
-        regular = stat.S_ISREG(os.stat(database).st_mode)
-    except OSError:
-        regular = True  # not there, or not to be reached: SQLite's open says so
-    if not regular:
-        raise sqlite3.OperationalError(f"unable to open database file: {database} is not a regular file")
-    uri = f"{database.absolute().as_uri()}?mode=ro"
-    return connect_unswapped(database, lambda: sqlite3.connect(uri, uri=True, timeout=timeout), _first_read)
-
-
 def _missing_tables_at(database: Path) -> list[str]:
     """``missing_tables`` of the database at this path, or none when it cannot be read."""
     try:
-        conn = _read_only(database, timeout=1)
+        conn = open_read_only(database, timeout=1)
         try:
             return missing_tables(conn)
         finally:
@@ -3761,11 +3747,6 @@ def _data_version(conn: sqlite3.Connection) -> int:
     return int(conn.execute("PRAGMA data_version").fetchone()[0])
 
 
-# Opens of a snapshot whose index a rebuild swapped for another meanwhile (a rebuild takes
-# minutes: two swaps within one open are not met).
-SWAP_TRIES = 3
-
-
 def _connect_in_place(path: Path, *, page_size: int) -> tuple[sqlite3.Connection, tuple[int, int] | None]:
     """``connect`` to the database at ``path``, the file and its WAL one index's
     (``open_unswapped``: ``connect``'s switch to WAL is its first read), with the identity of
@@ -3791,82 +3772,10 @@ def _waiting_for(path: Path) -> Callable[[], None]:
     return waiting
 
 
-def connect_unswapped(
-    path: Path,
-    open_it: Callable[[], sqlite3.Connection],
-    first_read: Callable[[sqlite3.Connection], object] | None = None,
-    *,
-    torn: type[BaseException] | tuple[type[BaseException], ...] = sqlite3.DatabaseError,
-    replaced: Callable[[], BaseException] | None = None,
-) -> sqlite3.Connection:
-    """``open_it()``, a connection to the database at ``path``, whose file and WAL are one
-    index's. SQLite opens the file when it connects and the WAL and shared memory by name at the
-    first read (``first_read``, or one ``open_it`` made): a rebuild's swap (or a restore) in
-    between gave the old file read through the new index's WAL, pages of two databases. The file
-    at the path is the one opened when it is the same before the open and after the first read;
-    else (or when the open or that read failed on the swap: ``torn``) it is opened again,
-    ``SWAP_TRIES`` times, then ``replaced()`` is raised (by default a BrainError saying so)."""
-    conn, _ = open_unswapped(path, open_it, first_read, torn=torn, replaced=replaced)
-    return conn
-
-
-def open_unswapped(
-    path: Path,
-    open_it: Callable[[], sqlite3.Connection],
-    first_read: Callable[[sqlite3.Connection], object] | None = None,
-    *,
-    torn: type[BaseException] | tuple[type[BaseException], ...] = sqlite3.DatabaseError,
-    replaced: Callable[[], BaseException] | None = None,
-    keep_last: bool = False,
-) -> tuple[sqlite3.Connection, tuple[int, int] | None]:
-    """``connect_unswapped``, with the identity of the file it opened (``_file_identity`` before
-    the open). ``keep_last``: the connection of the last try is kept even when the file at the
-    path changed meanwhile (its identity then no longer the path's: the caller says it was
-    replaced, as ``IndexStore.still_at_its_path`` does) rather than ``replaced()`` raised."""
-    for tries_left in range(SWAP_TRIES - 1, -1, -1):
-        before = _file_identity(path)
-        conn: sqlite3.Connection | None = None
-        try:
-            conn = open_it()
-            if before is None:  # made by the open (or put there since the look): the file opened
-                before = _file_identity(path)
-            if first_read is not None:
-                first_read(conn)
-        except torn:
-            if conn is not None:
-                conn.close()
-            if not tries_left or _file_identity(path) == before:
-                raise
-            continue  # read torn by a swap: opened again
-        except BaseException:
-            if conn is not None:
-                conn.close()
-            raise
-        if _file_identity(path) == before or (keep_last and not tries_left):
-            return conn, before
-        conn.close()
-    if replaced is not None:
-        raise replaced()
-    raise BrainError(f"{path} was replaced (`brain index --rebuild`) each time it was opened: run this again")
-
-
 def _begin_read(conn: sqlite3.Connection) -> None:
     """A snapshot's read transaction, begun: it starts at its first read (of meta)."""
     conn.execute("BEGIN")
     conn.execute("SELECT count(*) FROM meta").fetchone()
-
-
-def _first_read(conn: sqlite3.Connection) -> None:
-    """A read of the database (its header, through the WAL): where SQLite opens the WAL by name."""
-    conn.execute("PRAGMA schema_version").fetchone()
-
-
-def _file_identity(path: Path) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino)
 
 
 def dumps(value: object) -> str:
