@@ -107,7 +107,7 @@ def main() -> None:
 def looks(directory: Path) -> None:
     """What the look at the index's record costs a `brain mcp` answer (``newer_migrations``), and
     a cache's rename holding the write lock (``replace_unless_newer``) against a bare rename."""
-    from brain.index.store import newer_migrations, replace_unless_newer
+    from brain.index.upgrades import newer_migrations, replace_unless_newer
 
     def median_us(step, times: int = 500) -> float:
         taken = []

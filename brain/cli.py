@@ -1091,7 +1091,8 @@ def _confirm_discarding_history(vault: str | None) -> bool:
     damaged index whose history cannot be read (the file damaged, a table of the history gone)
     offers no choice: the rebuild says its history stays in the folder moved aside; one that
     lost another table is asked about as a sound one. An index without a past has nothing to lose."""
-    from .index.store import IndexStore, newer_migrations
+    from .index.store import IndexStore
+    from .index.upgrades import newer_migrations
     from .moments import local_time
     from .vault import resolve_vault
 

@@ -38,7 +38,8 @@ from brain.index import store as store_module
 from brain.index.files import RECALL_CACHE_FILE
 from brain.index.indexer import index_vault
 from brain.index.schema import INDEX_MIGRATIONS
-from brain.index.store import IndexStore, index_errors, schema_changed
+from brain.index.store import IndexStore, index_errors
+from brain.index.upgrades import schema_changed
 from brain.ledger import deferred
 from brain.ledger.hook import record_stop
 from brain.server import client, protocol

@@ -141,7 +141,8 @@ def test_excluded_applies_the_scans_rules_to_one_path(rel, is_dir, reason):
 HELD_PREAMBLE = """
 import json, logging, sqlite3, sys, time
 from pathlib import Path
-from brain.index.store import IndexStore, replace_unless_newer
+from brain.index.upgrades import replace_unless_newer
+from brain.index.store import IndexStore
 directory, ready, go = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
 opened = sqlite3.connect
 
@@ -212,7 +213,7 @@ def _made_newer(directory: Path) -> None:
     """The index in ``directory`` as a newer brain upgraded it (a migration this brain lacks)."""
     import sqlite3
 
-    from brain.index.store import INDEX_MIGRATIONS
+    from brain.index.schema import INDEX_MIGRATIONS
 
     db = sqlite3.connect(directory / "index.db", isolation_level=None)
     try:

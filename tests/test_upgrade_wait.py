@@ -21,7 +21,7 @@ from serve_helpers import LAUNCHER, brain_env, holding, starting_server, wait_un
 
 from brain import config
 from brain.cli import cli
-from brain.index import store as store_module
+from brain.index import upgrades
 from brain.index.files import INDEX_FILE
 from brain.index.indexer import index_vault
 from brain.index.schema import INDEX_MIGRATIONS
@@ -177,13 +177,13 @@ def test_ctrl_c_while_waiting_for_an_upgrade_ends_the_wait(older, tmp_path):
         )
         assert procs["index"].poll() is None, _stderr(tmp_path, "index")
         procs["index"].send_signal(signal.SIGINT)
-        procs["index"].wait(store_module.UPGRADE_WAIT / 2)
+        procs["index"].wait(upgrades.UPGRADE_WAIT / 2)
     err = _stderr(tmp_path, "index")
     assert procs["index"].returncode == 1 and "Aborted" in err and "Traceback" not in err, err
 
 
 def test_an_upgrade_held_past_the_wait_ends_in_one_line(older, monkeypatch):
-    monkeypatch.setattr(store_module, "UPGRADE_WAIT", BUSY_TIMEOUT + 1, raising=False)
+    monkeypatch.setattr(upgrades, "UPGRADE_WAIT", BUSY_TIMEOUT + 1)
     with upgrading(older):
         started = time.monotonic()
         result = CliRunner().invoke(cli, ["ask", "guitar", "--vault", str(older)])

@@ -15,7 +15,8 @@ from . import background, changes
 from .files import INDEX_FILE
 from .rebuild import rebuild_status
 from .settings_fit import index_mismatches
-from .store import IndexStore, index_errors, newer_index_message, refuse_hidden_index, refuse_lost_meta
+from .store import IndexStore, index_errors, refuse_hidden_index, refuse_lost_meta
+from .upgrades import newer_index_message
 from .writer_lock import indexing_now
 
 

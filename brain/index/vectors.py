@@ -590,7 +590,7 @@ def load_current(store: IndexStore, dim: int) -> VectorIndex:
 def _replace_unless_newer(directory: Path, moves: list[tuple[Path, Path]]) -> bool:
     """The written files renamed into place, unless a newer brain upgraded the index: its vector
     files are the newer brain's then (it may stamp them otherwise)."""
-    from .store import replace_unless_newer
+    from .upgrades import replace_unless_newer
 
     return replace_unless_newer(directory, moves, "the vector index")
 

@@ -76,7 +76,7 @@ class Backend:
         """Whether a newer brain upgraded the vault's index (migrations this code lacks), read
         from the index now: this process's own service learns it only as its first pass is
         refused, and `status` reads the index here, not through the service."""
-        from ..index.store import newer_migrations
+        from ..index.upgrades import newer_migrations
 
         return bool(newer_migrations(config.index_dir(self.root)))
 

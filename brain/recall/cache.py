@@ -25,7 +25,7 @@ from typing import Any
 
 from .. import config
 from ..index.files import RECALL_CACHE_FILE
-from ..index.store import replace_unless_newer
+from ..index.upgrades import replace_unless_newer
 from .carry import Basis, Built
 
 log = logging.getLogger("brain")

@@ -49,7 +49,8 @@ from ..index import changes
 from ..index.files import INDEX_FILE
 from ..index.indexer import index_vault  # the index modules: here, and only here
 from ..index.settings_fit import check_model
-from ..index.store import RELOAD, IndexStore, index_errors, newer_index_message
+from ..index.store import RELOAD, IndexStore, index_errors
+from ..index.upgrades import newer_index_message
 from ..index.writer_lock import VaultLocked
 from ..migrations import connect
 from ..recall.opening import open_snapshot
