@@ -22,7 +22,7 @@ import sys
 CHILD = """
 import sqlite3, sys, time
 from brain.index.schema import INDEX_MIGRATIONS
-from brain.index.store import missing_tables
+from brain.index.health import missing_tables
 conn = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
 a = time.perf_counter(); missing = missing_tables(conn); b = time.perf_counter()
 INDEX_MIGRATIONS.tables_made(); c = time.perf_counter()

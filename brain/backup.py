@@ -42,7 +42,7 @@ from .errors import BrainError, ConfigError, NoIndexError, NoSpaceError, NotWrit
 from .file_state import unreachable, unusable
 from .index.connections import connect_unswapped
 from .index.files import INDEX_FILE, RETIRED_SUFFIX
-from .index.store import built_index_dir
+from .index.health import built_index_dir
 from .migrations import disk_bytes
 from .text import shell_word
 from .vault import resolve_vault

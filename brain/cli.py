@@ -862,7 +862,8 @@ def _index_read(vault: str | None) -> Iterator[tuple[Path, IndexStore]]:
     """The vault and its index, opened to read (a read-only brain home is fine), closed after;
     what fails inside is one line, as the open's failure is (a read of a newer brain's index
     whose schema changed was a traceback)."""
-    from .index.store import IndexStore, built_index_dir, index_errors
+    from .index.health import built_index_dir, index_errors
+    from .index.store import IndexStore
     from .vault import resolve_vault
 
     setup_logging()  # a warning of the index's (a newer brain upgraded it) is one line on stderr

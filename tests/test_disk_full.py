@@ -297,7 +297,7 @@ def test_a_vector_file_write_past_the_file_size_limit_is_the_limit_named_by_inde
     import resource
 
     from brain.errors import NoSpaceError
-    from brain.index.store import index_errors
+    from brain.index.health import index_errors
 
     before = resource.getrlimit(resource.RLIMIT_FSIZE)
     resource.setrlimit(resource.RLIMIT_FSIZE, (50_000_000, before[1]))

@@ -87,7 +87,7 @@ def test_no_limit_is_never_the_cause(tmp_path):
 
 def test_the_index_names_the_limit_a_file_in_its_folder_met(tmp_path, limited):
     from brain.errors import NoSpaceError
-    from brain.index.store import index_errors
+    from brain.index.health import index_errors
 
     _sized(tmp_path / "index.db-wal", LIMIT - MiB // 4)
     with pytest.raises(NoSpaceError) as raised, index_errors(tmp_path, tmp_path / "vault"):

@@ -28,10 +28,11 @@ from brain import config
 from brain.cli import cli
 from brain.errors import ModelLoadError, NoIndexError
 from brain.index import changes
+from brain.index.health import damaged_message
 from brain.index.indexer import index_vault
 from brain.index.rebuild import rebuild_dir
 from brain.index.status import vault_status
-from brain.index.store import IndexStore, damaged_message
+from brain.index.store import IndexStore
 from brain.index.vectors import VectorIndex, load_current
 from brain.index.writer_lock import VaultLocked
 from brain.recall.opening import open_recaller

@@ -1159,7 +1159,7 @@ def test_no_op_run_with_lexical_postings_never_imports_numpy(toy_vault, monkeypa
     import subprocess
 
     from brain.index import background, postings_due
-    from brain.index.store import built_index_dir
+    from brain.index.health import built_index_dir
 
     monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")  # from one chunk: the toy vault has a base
     index_vault(toy_vault, progress=False)

@@ -36,9 +36,10 @@ from brain.errors import BrainError, NewerDatabaseError
 from brain.index import background, fts_merge, postings_due, vectors
 from brain.index import store as store_module
 from brain.index.files import RECALL_CACHE_FILE
+from brain.index.health import index_errors
 from brain.index.indexer import index_vault
 from brain.index.schema import INDEX_MIGRATIONS
-from brain.index.store import IndexStore, index_errors
+from brain.index.store import IndexStore
 from brain.index.upgrades import schema_changed
 from brain.ledger import deferred
 from brain.ledger.hook import record_stop

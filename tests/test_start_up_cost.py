@@ -156,7 +156,7 @@ def test_a_no_op_index_decides_on_a_postings_build_without_the_build_code(toy_va
     # (with brain.numeric, tokens, tempfiles) to read the base's header. postings_due.py decides;
     # with a base in place (BRAIN_LEXICAL_POSTINGS=1: from one chunk) and with postings off.
     from brain.index import background
-    from brain.index.store import built_index_dir
+    from brain.index.health import built_index_dir
 
     monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
     _indexed(toy_vault)

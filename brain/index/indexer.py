@@ -43,12 +43,13 @@ from ..vault import (
     vault_file,
 )
 from . import changes, fts_merge, postings_due, vectors
+from .health import index_errors, refuse_lost_meta
 from .history import Recorder
 from .linking import resolve_links
 from .rebuild import rebuild as rebuild_beside
 from .rebuild import remove_leftovers, say_kept
 from .settings_fit import check_model
-from .store import IndexStore, StoredVector, index_errors, refuse_lost_meta
+from .store import IndexStore, StoredVector
 from .writer_lock import vault_lock
 
 if TYPE_CHECKING:  # the chunker, the model's code and the parser load where a note is read or embedded

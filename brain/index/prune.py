@@ -19,8 +19,9 @@ from ..errors import ConfigError
 from ..migrations import disk_bytes
 from ..vault import resolve_vault
 from .files import INDEX_FILE
+from .health import built_index_dir, index_errors
 from .history import PruneReport, prune
-from .store import IndexStore, built_index_dir, index_errors
+from .store import IndexStore
 from .writer_lock import vault_lock
 
 # Seconds a vacuum waits for a reader of the state before to let go: brain serve (and brain

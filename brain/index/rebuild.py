@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 from ..errors import BrainError, IndexMismatchError, NoSpaceError
 from ..text import REPORTED
 from .files import INDEX_FILE, RECALL_CACHE_FILE, RETIRED_SUFFIX
-from .store import IndexStore, index_errors, no_room
+from .health import index_errors, no_room
+from .store import IndexStore
 from .upgrades import newer_migrations
 
 if TYPE_CHECKING:

@@ -24,7 +24,8 @@ from ..errors import IndexDamagedError
 from ..text import shell_word
 from ..vault import resolve_vault
 from .files import INDEX_FILE, RECALL_CACHE_FILE
-from .store import DERIVED_TABLES, IndexStore, built_index_dir, index_errors, rebuild_advice, refuse_lost_meta
+from .health import DERIVED_TABLES, built_index_dir, index_errors, rebuild_advice, refuse_lost_meta
+from .store import IndexStore
 from .upgrades import MIGRATIONS_TABLE
 from .writer_lock import vault_lock
 

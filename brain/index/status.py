@@ -13,9 +13,10 @@ from ..moments import iso_recorded
 from ..vault import IGNORE_FILE, resolve_vault
 from . import background, changes
 from .files import INDEX_FILE
+from .health import index_errors, refuse_hidden_index, refuse_lost_meta
 from .rebuild import rebuild_status
 from .settings_fit import index_mismatches
-from .store import IndexStore, index_errors, refuse_hidden_index, refuse_lost_meta
+from .store import IndexStore
 from .upgrades import newer_index_message
 from .writer_lock import indexing_now
 

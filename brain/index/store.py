@@ -5,13 +5,12 @@ notes, chunks with their vectors, links, the FTS5 lexical table, names, neighbou
 the source of truth. Each chunk's vector is stored beside it, so the FAISS file
 (``vectors.py``) is a derived cache that can always be rebuilt without the model; a
 ``vectors_version`` counter in ``meta`` says which state the FAISS file must match. The
-schema and its migrations are in ``schema.py``; ``index_errors`` turns failures on the
-database into one-line ``BrainError``s.
+schema and its migrations are in ``schema.py``; ``health.py`` turns failures on the database
+into one-line ``BrainError``s (``index_errors``).
 """
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import logging
@@ -31,30 +30,37 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import config
 from ..errors import (
-    BrainError,
-    IndexBusyError,
-    IndexDamagedError,
     NewerDatabaseError,
-    NoIndexError,
-    NoSpaceError,
     NotWritableError,
-    UnusableFileError,
 )
-from ..file_state import file_size_limit, file_size_limit_met, size_limit_words
+from ..file_state import file_size_limit_met
 from ..links import alias_key, key_stem, link_stem, note_keys
 from ..migrations import connect, has_table
-from ..text import shell_word
 from . import fts_pruning, scan_snapshot
 from .connections import file_identity, open_read_only, open_unswapped, read_header
-from .files import INDEX_FILE, RETIRED_SUFFIX
+from .files import INDEX_FILE
 from .fts_pruning import Pruning
+from .health import (
+    DERIVED_TABLES,
+    HISTORY_TABLES,
+    SEARCH_INDEX_TABLES,
+    TEXT_TABLES,
+    UNCARRIABLE_HISTORY,
+    file_size_limit_message,
+    files_in,
+    is_not_writable,
+    missing_table_message,
+    missing_tables,
+    no_room,
+    no_space_message,
+    refuse_emptied,
+)
 from .query_reads import QueryReads
 from .readers import OPEN_FAILURES, ReaderFailed, ReaderPool
 from .scan_snapshot import Snapshot
 from .schema import (
     DEFAULT_FTS_TOKENIZER,
     INDEX_MIGRATIONS,
-    LATEST_TABLES,
     REFILL_FTS,
     create_chunks_fts,
     pack_ids,
@@ -69,10 +75,8 @@ from .upgrades import (
     MIGRATIONS_TABLE,
     migration_count,
     newer_index_message,
-    newer_migrations,
     record_again,
     refuse_lost_record,
-    refuse_newer_unread,
     upgrade,
 )
 from .version_text import (
@@ -306,7 +310,7 @@ class IndexStore:
         """
         config.private_folder(directory, create=create)  # note text: the user's alone, whatever the umask
         path = directory / INDEX_FILE
-        _refuse_emptied(path)
+        refuse_emptied(path)
         conn = None
         recorded_again = False
         try:
@@ -337,7 +341,7 @@ class IndexStore:
             full = no_room(exc)
             if not (readonly_ok and path.exists() and (is_not_writable(exc) or full)):
                 raise
-            limit = file_size_limit_met(exc, _files_in(directory)) if full else None
+            limit = file_size_limit_met(exc, files_in(directory)) if full else None
             why = (
                 file_size_limit_message(directory, str(exc), limit)
                 if limit is not None
@@ -414,7 +418,7 @@ class IndexStore:
         (``_pin_readers``); a snapshot opened only to look at the index leaves them closed.
         """
         path = directory / INDEX_FILE
-        _refuse_emptied(path)
+        refuse_emptied(path)
         reader = (lambda: _reader(connect(str(path), check_same_thread=False))) if split_searches else None
         # The file and its WAL one index's across a rebuild's swap (``open_unswapped``); on the
         # last try the snapshot is kept and says it was replaced (``still_at_its_path``).
@@ -507,7 +511,7 @@ class IndexStore:
         if not path.exists():
             return None
         try:
-            _refuse_emptied(path)
+            refuse_emptied(path)
             conn = open_read_only(path)
             try:
                 # a table of the history gone first: its absence is then no index from before history
@@ -548,7 +552,7 @@ class IndexStore:
         if not path.exists():
             return None, []
         try:
-            _refuse_emptied(path)
+            refuse_emptied(path)
             conn = open_read_only(path)
             try:
                 row = conn.execute("PRAGMA quick_check(1)").fetchone()
@@ -569,7 +573,7 @@ class IndexStore:
         tables it lost hold none of it."""
         path = directory / INDEX_FILE
         try:
-            _refuse_emptied(path)
+            refuse_emptied(path)
             conn = open_read_only(path)
             try:
                 row = conn.execute("PRAGMA quick_check(1)").fetchone()
@@ -3231,241 +3235,6 @@ def _rollback(conn: sqlite3.Connection) -> None:
             conn.execute("ROLLBACK")
 
 
-def no_room(exc: sqlite3.OperationalError) -> bool:
-    """SQLite's way of saying the disk is full: a write that found no room, or a -shm file
-    (32 KB, made beside a database when it is opened) that could not be made its size."""
-    name = getattr(exc, "sqlite_errorname", "")
-    return name in ("SQLITE_FULL", "SQLITE_IOERR_SHMSIZE") or "disk is full" in str(exc)
-
-
-def _files_in(directory: Path) -> Iterator[str]:
-    """The paths of what is in ``directory``, read as they are asked for (none if it cannot be
-    read): the files of an index ``file_state.file_size_limit_met`` looks at."""
-    try:
-        with os.scandir(directory) as entries:
-            for entry in entries:
-                yield entry.path
-    except OSError:
-        return
-
-
-def file_size_limit_message(directory: Path, reason: str, limit: int) -> str:
-    size = size_limit_words(limit)
-    return (
-        f"cannot write the index in {directory} ({reason}): the file size limit (`ulimit -f`) stops a file at "
-        f"{size}; raise it (`ulimit -f unlimited`) and run again; nothing was lost, the index as it was still answers"
-    )
-
-
-def is_not_writable(exc: sqlite3.OperationalError) -> bool:
-    """SQLite's way of saying the file or its folder cannot be written (or created)."""
-    name = getattr(exc, "sqlite_errorname", "")  # Python 3.11+
-    if name:
-        return name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN"))
-    text = str(exc).lower()
-    return "readonly" in text or "read-only" in text or "unable to open database file" in text
-
-
-def _refuse_emptied(path: Path) -> None:
-    """An index database emptied to 0 bytes beside the files an index had (its vectors, its
-    cache) is a damaged index, not a new one: SQLite would take it for new, and the next
-    `brain index` would start over, the history gone, without a word. Raised as SQLite's
-    damage, which ``index_errors`` turns into the one line that says what to do."""
-    try:
-        if path.stat().st_size != 0:
-            return
-        others = [p.name for p in path.parent.iterdir() if not p.name.startswith(path.name)]
-    except OSError:
-        return  # no database yet, or a folder that cannot be read: opening says what is wrong
-    if others:
-        raise sqlite3.DatabaseError(f"the database file is empty (0 bytes) beside {', '.join(sorted(others))}")
-
-
-def built_index_dir(root: Path) -> Path:
-    """The folder of ``root``'s index; ``NoIndexError`` (saying how to build it) when it has none."""
-    directory = config.index_dir(root)
-    if not os.path.exists(directory / INDEX_FILE):
-        refuse_hidden_index(directory, root)
-        if (directory.with_name(directory.name + RETIRED_SUFFIX) / INDEX_FILE).exists():
-            raise NoIndexError(
-                f"a `brain index --rebuild` of {root} stopped while it swapped in the new index: run "
-                f"`brain index --vault {shell_word(root)}` to put the previous one back, or `brain index --rebuild"
-                f" --vault {shell_word(root)}` to finish the new one"
-            )
-        raise NoIndexError(f"no index for {root} yet: run `brain index --vault {shell_word(root)}` first")
-    return directory
-
-
-@contextmanager
-def index_errors(directory: Path, vault: Path) -> Iterator[None]:
-    """One place that turns SQLite and file-system failures on a vault's index into a
-    ``BrainError`` naming the file or folder and what to do; anything else passes through."""
-    database = directory / INDEX_FILE
-    try:
-        yield
-    except BrainError:
-        raise
-    except sqlite3.OperationalError as exc:
-        _refuse_unusable(database, vault, exc)  # unreadable, a folder, a FIFO: not "cannot write"
-        if is_not_writable(exc):
-            _refuse_read_only_file(database, exc)  # the file, not its folder: "make the folder writable" did nothing
-            raise NotWritableError(not_writable_message(directory, str(exc))) from exc
-        limit = file_size_limit_met(exc, _files_in(directory))
-        if limit is not None:
-            raise NoSpaceError(file_size_limit_message(directory, str(exc), limit)) from exc
-        if no_room(exc):
-            raise NoSpaceError(no_space_message(directory, str(exc))) from exc
-        if "locked" in str(exc) or "busy" in str(exc):
-            raise IndexBusyError(
-                f"the index database {database} is busy ({exc}): another brain process is writing it; try again"
-            ) from exc
-        refuse_newer_unread(directory, exc)  # not a disk I/O error, an interrupt, no memory: said below
-        # A table dropped fails every later run too ("no such table", or FTS5's "SQL logic
-        # error" for one of its own): looked for on this failure path alone
-        missing = _missing_tables_at(database)
-        if missing:
-            raise IndexDamagedError(missing_table_message(database, vault, missing)) from exc
-        raise BrainError(f"the index database {database} could not be used ({exc})") from exc  # disk full, I/O
-    except sqlite3.DatabaseError as exc:
-        if type(exc) is not sqlite3.DatabaseError:  # IntegrityError and the like: a bug, not damage
-            raise
-        _refuse_unusable(database, vault, exc)  # a FIFO is "not a database", and reading it waits for a writer
-        refuse_newer_unread(directory, exc)  # not a corrupt page nor a file that is no database: damage
-        missing = _missing_tables_at(database)  # FTS5 short of a table of its own: "vtable constructor failed"
-        if missing:
-            raise IndexDamagedError(missing_table_message(database, vault, missing)) from exc
-        raise IndexDamagedError(damaged_message(database, vault, str(exc), newer_migrations(directory))) from exc
-    except OSError as exc:
-        if (
-            exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS)
-            and exc.filename
-            and _related(Path(exc.filename), directory)
-        ):
-            _refuse_unusable(Path(exc.filename), vault, exc)
-            raise NotWritableError(not_writable_message(Path(exc.filename), exc.strerror or str(exc))) from exc
-        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise NoSpaceError(no_space_message(directory, exc.strerror or str(exc))) from exc
-        limit = file_size_limit() if exc.errno == errno.EFBIG else None
-        if limit is not None:  # a vector file past `ulimit -f`: Python's writes and FAISS's say EFBIG
-            raise NoSpaceError(file_size_limit_message(directory, exc.strerror or str(exc), limit)) from exc
-        raise
-
-
-def refuse_hidden_index(directory: Path, vault: Path) -> None:
-    """``UnusableFileError`` when an index database not found at its path is there but cannot be
-    reached: a folder above it may not be searched, or it is a symbolic link to nowhere (a disk
-    not mounted). Both were "no index for <vault> yet: run `brain index`"."""
-    from ..file_state import unusable
-
-    remake = f"then `brain index --vault {shell_word(vault)}` builds the index again"
-    problem = unusable(directory / INDEX_FILE, "the index database", remake)  # one lstat when it is not there
-    if problem:
-        raise UnusableFileError(problem)
-
-
-def _refuse_unusable(path: Path, vault: Path, exc: BaseException) -> None:
-    """Raise ``UnusableFileError`` when the failure is explained by a file of the index itself
-    (``path``, or the database's -wal and -shm): this user may not read it, or it is a folder, a
-    FIFO, a link to nowhere. SQLite's "unable to open database file" (or "disk I/O error") is
-    said of these and of a folder it may not write alike; only the latter is "cannot write"."""
-    if "locked" in str(exc) or "busy" in str(exc):
-        return
-    from ..file_state import unusable
-
-    names = {
-        INDEX_FILE: "the index database",
-        f"{INDEX_FILE}-wal": "the index's log",
-        f"{INDEX_FILE}-shm": "the index's shared memory file",
-    }
-    paths = [path.with_name(n) for n in names] if path.name == INDEX_FILE else [path]
-    for each in paths:
-        what = names.get(each.name, "the index file")
-        remake = (
-            f"then `brain index --vault {shell_word(vault)}` builds the index again"
-            if each.name == INDEX_FILE
-            else f"then `brain index --vault {shell_word(vault)}` makes it again"
-        )
-        problem = unusable(each, what, remake)
-        if problem:
-            raise UnusableFileError(problem) from exc
-
-
-def _refuse_read_only_file(database: Path, exc: BaseException) -> None:
-    """``NotWritableError`` naming the index database (or its -wal, -shm) when that file, not its
-    folder, is what this user may not write (chmod a-w, another user's)."""
-    from ..file_state import read_only
-
-    if not os.access(database.parent, os.W_OK):  # the folder too (a read-only home): said of the folder
-        return
-    for name, what in (
-        ("", "the index database"),
-        ("-wal", "the index's log"),
-        ("-shm", "the index's shared memory file"),
-    ):
-        problem = read_only(database.with_name(database.name + name), what)
-        if problem:
-            raise NotWritableError(problem) from exc
-
-
-def damaged_message(database: Path, vault: Path, reason: str, newer: Sequence[str] = ()) -> str:
-    """What is said of a damaged index; of one a newer brain upgraded (``newer``: its migrations
-    this code lacks), this brain's `--repair` would be refused (it does not write it): that
-    brain's is the one to run, or this one's `--rebuild`."""
-    rebuild = f"`brain index --rebuild --vault {shell_word(vault)}`"
-    if newer:
-        return (
-            f"the index database {database} is damaged ({reason}); a newer brain upgraded it ({', '.join(newer)}),"
-            f" so this brain does not repair it: run `brain index --repair` with that brain, or {rebuild} with"
-            " this one to build a new one (the damaged one is moved aside, not deleted)"
-        )
-    return (
-        f"the index database {database} is damaged ({reason}); run `brain index --repair --vault {shell_word(vault)}` "
-        "to rebuild its search index from its own rows (no re-embedding); if the database itself is damaged "
-        f"it says so, and {rebuild} builds a new one (the damaged one is moved aside, not deleted)"
-    )
-
-
-def refuse_lost_meta(store: IndexStore, vault: Path) -> None:
-    """Raise when the index holds chunks but not the model their vectors came from or their
-    dimension (a meta row deleted). Without the model it read as nothing embedded: brain ask
-    said the vault had no notes, and `brain index` left it so (a model is recorded only as a
-    first batch is embedded); without the dimension the vectors were read as of size 0."""
-    lost = [key for key in ("model", "dim") if not store.get_meta(key)]
-    if lost and store.has_chunks():
-        raise IndexDamagedError(
-            f"the index database {store.directory / INDEX_FILE} holds chunks but not the {' and '.join(lost)} of"
-            f" their vectors (its meta rows are gone); run `brain index --rebuild --vault {shell_word(vault)}` to"
-            " build a new one"
-        )
-
-
-def _fts_tables(name: str) -> frozenset[str]:
-    """An FTS5 table and the tables it keeps its index in."""
-    return frozenset([name, *(f"{name}_{part}" for part in ("config", "data", "docsize", "idx"))])
-
-
-# The BM25 indexes over the chunks and the past chunks, and the tables FTS5 keeps them in
-SEARCH_INDEX_TABLES = {name: _fts_tables(name) for name in ("chunks_fts", "chunk_history_fts")}
-CHUNKS_FTS_TABLES = SEARCH_INDEX_TABLES["chunks_fts"]
-# What the index makes again from its own rows (the BM25 indexes) or keeps only to spare work
-# (the scan snapshot and its log, the logs of changes since the postings base and since the
-# last link resolution, the files skipped, read again by the next run): a dropped one loses
-# nothing, and ``--repair`` makes it again
-DERIVED_TABLES = frozenset().union(
-    *SEARCH_INDEX_TABLES.values(), ["scan_snapshot", "scan_snapshot_log", "postings_log", "name_changes", "skipped"]
-)
-# What only brain holds: the notes' past versions, their texts and chunks, the links' history.
-# A new index (``--rebuild``) carries them over from an index that lost another table
-HISTORY_TABLES = frozenset(
-    ["note_versions", "text_packs", "text_segments", "chunk_history", "version_chunks", "link_history"]
-)
-# Where the texts of past versions over 4 KB are kept (``version_text.py``): one gone, the others'
-# texts are unreadable, the rest of the history is whole, and carried (those versions' texts
-# marked as not kept, as those of versions from before brain kept texts)
-TEXT_TABLES = frozenset(["text_packs", "text_segments"])
-UNCARRIABLE_HISTORY = HISTORY_TABLES - TEXT_TABLES  # one of these gone, a rebuild cannot carry the history
-
-
 def _new_fts_rows(suffix: str) -> list[tuple]:
     """The rows of a new FTS5 table's table ``<name>_<suffix>`` (config: its version; data: its
     empty structure)."""
@@ -3475,105 +3244,6 @@ def _new_fts_rows(suffix: str) -> list[tuple]:
         return conn.execute(f"SELECT * FROM t_{suffix}").fetchall()
     finally:
         conn.close()
-
-
-def missing_table_message(database: Path, vault: Path, missing: Sequence[str]) -> str:
-    reason = f"no such table: {', '.join(missing)}"
-    newer = newer_migrations(database.parent)
-    if newer:  # not damage: a newer brain's migration renamed or dropped it
-        return newer_index_message(database, newer, unread=reason)
-    if list(missing) == [MIGRATIONS_TABLE]:  # told again from the tables, by --repair (or it says why not)
-        return (
-            f"the index database {database} lost the record of the migrations it had ({reason}); run `brain index"
-            f" --repair --vault {shell_word(vault)}` to record again those its tables show ran (no re-embedding)"
-        )
-    if set(missing) <= DERIVED_TABLES:  # made again from its own rows, or a cache
-        return (
-            f"the index database {database} lacks tables it makes from its own rows ({reason}); run `brain index"
-            f" --repair --vault {shell_word(vault)}` to make them again (no re-embedding)"
-        )
-    return f"the index database {database} lacks a table it needs ({reason}); {rebuild_advice(vault, missing)}"
-
-
-def rebuild_advice(vault: Path, missing: Collection[str]) -> str:
-    """What `brain index --rebuild` does for an index short of ``missing``: rows dropped with a
-    table are gone, only a new index has them; the history it holds goes with it, unless a
-    table of the history itself is what went."""
-    command = f"run `brain index --rebuild --vault {shell_word(vault)}` to build a new one"
-    lost = sorted(UNCARRIABLE_HISTORY.intersection(missing))
-    if lost:
-        return (
-            f"{command}; its history lost {', '.join(lost)} and cannot be carried into it: the damaged index is moved"
-            " aside, not deleted, and keeps what history is left"
-        )
-    texts = sorted(TEXT_TABLES.intersection(missing))
-    if texts:
-        return (
-            f"{command}, this one's history carried into it, without the texts of past versions over 4 KB (kept"
-            f" with {', '.join(texts)}): those are marked as not kept (this one is moved aside, not deleted)"
-        )
-    return f"{command}, this one's history carried into it (this one is moved aside, not deleted)"
-
-
-def _missing_tables_at(database: Path) -> list[str]:
-    """``missing_tables`` of the database at this path, or none when it cannot be read."""
-    try:
-        conn = open_read_only(database, timeout=1)
-        try:
-            return missing_tables(conn)
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return []
-
-
-def missing_tables(conn: sqlite3.Connection) -> list[str]:
-    """The tables the migrations recorded as applied made that the database lacks (dropped by
-    hand, or by a tool): quick_check finds nothing wrong with a database short of a table. An
-    index from before a migration lacks none of its tables: it has not run there yet."""
-    if INDEX_MIGRATIONS.lost_record(conn):  # none recorded: which of the others it lacks cannot be told
-        return [MIGRATIONS_TABLE]
-    applied = set(INDEX_MIGRATIONS.applied(conn))
-    last = [name for name, _ in INDEX_MIGRATIONS.steps if name in applied]
-    if not last:
-        return []
-    # a current index, the one every command opens once migrated: not the migrations run in memory
-    made = LATEST_TABLES[1] if last[-1] == LATEST_TABLES[0] else INDEX_MIGRATIONS.tables_made()[last[-1]]
-    present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    return sorted(made - present)
-
-
-def search_index_damaged(exc: BaseException) -> bool:
-    """Whether a search failed on a damaged index: SQLite's "malformed" (SQLITE_CORRUPT, or
-    FTS5's SQLITE_CORRUPT_VTAB). From an FTS5 statement that is the BM25 index out of step with
-    the rows it indexes (a 'delete' handed other values than were indexed leaves entries
-    behind), mended by ``rebuild_search_indexes``."""
-    if type(exc) is not sqlite3.DatabaseError:
-        return False
-    return getattr(exc, "sqlite_errorcode", None) in (11, 267) or "malformed" in str(exc)
-
-
-def no_space_message(directory: Path, reason: str) -> str:
-    return (
-        f"no room left to write the index in {directory} ({reason}): free some space on that disk (or set "
-        "BRAIN_HOME to a folder on one with room) and run again; nothing was lost, the index as it was still answers"
-    )
-
-
-def not_writable_message(where: Path, reason: str) -> str:
-    return (
-        f"cannot write to {where} ({reason}): brain keeps each vault's index under the brain home "
-        f"({config.brain_home()}); make it writable or set BRAIN_HOME to a folder that is"
-    )
-
-
-def _related(path: Path, directory: Path) -> bool:
-    """``path`` is the index folder, inside it, beside it, or one of the folders above it."""
-    try:
-        path, directory = path.absolute(), directory.absolute()
-    except OSError:
-        return False
-    return directory.is_relative_to(path) or path.is_relative_to(directory.parent)
 
 
 def _expression_terms(expression: str) -> list[str]:

@@ -759,7 +759,7 @@ def _save_failure(directory: Path, exc: OSError) -> str:
     """What stopped a save of the vector files: the file size limit named, where it is the cause
     (it read "Input/output error", on a disk with room)."""
     from ..file_state import file_size_limit
-    from .store import file_size_limit_message
+    from .health import file_size_limit_message
 
     limit = file_size_limit() if exc.errno == errno.EFBIG else None
     if limit is None:

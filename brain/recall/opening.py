@@ -20,14 +20,8 @@ from .. import config
 from ..embed import Embedder, LazyEmbedder
 from ..errors import EmptyIndexError, IndexBusyError, IndexDamagedError, NoIndexError, NotWritableError
 from ..index.files import INDEX_FILE
-from ..index.store import (
-    CHUNKS_FTS_TABLES,
-    IndexStore,
-    built_index_dir,
-    index_errors,
-    missing_table_message,
-    refuse_lost_meta,
-)
+from ..index.health import CHUNKS_FTS_TABLES, built_index_dir, index_errors, missing_table_message, refuse_lost_meta
+from ..index.store import IndexStore
 from ..text import plural, shell_word
 from ..vault import resolve_vault
 from .pipeline import GRAPH_FAILURES, LANE_FAILURES, DiskCache, Recaller

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .. import config
 from ..errors import BrainError, ConfigError, EmptyQuery, IndexMismatchError, ModelLoadError, asks_nothing
-from ..index.store import index_errors, search_index_damaged
+from ..index.health import index_errors, search_index_damaged
 from ..text import for_search, plural, shell_word, valid_unicode
 from . import anchors as anchors_stage
 from . import bridge as bridge_stage

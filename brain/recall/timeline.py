@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BrainError, EmptyNoteName, quoted
+from ..index.health import built_index_dir, index_errors
 from ..index.history import before_history
-from ..index.store import EdgeRow, IndexStore, VersionRow, built_index_dir, index_errors
+from ..index.store import EdgeRow, IndexStore, VersionRow
 from ..index.version_text import SegmentCache
 from ..links import Heading, Link, Resolver, outline, pasted_link_target
 from ..moments import iso_recorded, iso_time, local_time

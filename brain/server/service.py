@@ -47,9 +47,10 @@ from ..embed import Embedder, LazyEmbedder
 from ..errors import SUPERSEDED_ANSWER, BrainError, EmptyIndexError, IndexMismatchError, NewerDatabaseError, quoted
 from ..index import changes
 from ..index.files import INDEX_FILE
+from ..index.health import index_errors
 from ..index.indexer import index_vault  # the index modules: here, and only here
 from ..index.settings_fit import check_model
-from ..index.store import RELOAD, IndexStore, index_errors
+from ..index.store import RELOAD, IndexStore
 from ..index.upgrades import newer_index_message
 from ..index.writer_lock import VaultLocked
 from ..migrations import connect
