@@ -123,6 +123,7 @@ def killed_backup(dest: Path, step_pages: int, delay: float, env: dict[str, str]
 
 def sound(copy: Path) -> list[str]:
     from brain.index.files import INDEX_FILE
+    from brain.index.health import integrity_problem
     from brain.index.store import IndexStore
 
     problems = []
@@ -141,7 +142,7 @@ def sound(copy: Path) -> list[str]:
         finally:
             db.close()
         if path.name == INDEX_FILE:
-            problem = IndexStore.integrity_problem(path.parent)
+            problem = integrity_problem(path.parent)
             if problem:
                 problems.append(f"{path}: {problem}")
     return problems

@@ -1092,6 +1092,7 @@ def _confirm_discarding_history(vault: str | None) -> bool:
     damaged index whose history cannot be read (the file damaged, a table of the history gone)
     offers no choice: the rebuild says its history stays in the folder moved aside; one that
     lost another table is asked about as a sound one. An index without a past has nothing to lose."""
+    from .index.health import uncarried_history
     from .index.store import IndexStore
     from .index.upgrades import newer_migrations
     from .moments import local_time
@@ -1105,7 +1106,7 @@ def _confirm_discarding_history(vault: str | None) -> bool:
         return False
     # its tables read, the file may still be damaged: --keep-history would not carry it (one
     # quick_check, only over an index with a past)
-    if IndexStore.uncarried_history(directory):
+    if uncarried_history(directory):
         return False
     since = f", kept since {local_time(held['since'])}" if held["since"] else ""
     message = (

@@ -26,6 +26,7 @@ from brain.cli import cli
 from brain.db import connection, kept_aside_dir
 from brain.errors import NoIndexError, NoSpaceError
 from brain.index.files import INDEX_FILE
+from brain.index.health import integrity_problem
 from brain.index.indexer import index_vault
 from brain.index.schema import INDEX_MIGRATIONS
 from brain.index.store import IndexStore
@@ -96,7 +97,7 @@ def _sound(path: Path) -> None:
     finally:
         db.close()
     if path.name == INDEX_FILE:
-        assert IndexStore.integrity_problem(path.parent) is None
+        assert integrity_problem(path.parent) is None
         assert history_problems(path) == []
 
 

@@ -141,6 +141,7 @@ def test_excluded_applies_the_scans_rules_to_one_path(rel, is_dir, reason):
 HELD_PREAMBLE = """
 import json, logging, sqlite3, sys, time
 from pathlib import Path
+from brain.index.health import integrity_problem
 from brain.index.upgrades import replace_unless_newer
 from brain.index.store import IndexStore
 directory, ready, go = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
@@ -275,13 +276,13 @@ def test_a_process_opening_the_index_to_write_it_as_a_rebuild_swaps_it_leaves_th
 
 # An index opened to read it, held at its read-only open; then what it reads, as JSON. "open": an
 # index a newer brain upgraded (IndexStore.open with readonly_ok, as brain status, recall's
-# opening and timeline do: ``_open_readonly``); "integrity": IndexStore.integrity_problem
+# opening and timeline do: ``_open_readonly``); "integrity": health.integrity_problem
 # (``open_read_only``, as `brain index --rebuild` and the MCP server read).
 HELD_READ_ONLY = _held(
     "index.db?mode=ro",
     """
 if sys.argv[4] == "integrity":
-    print(json.dumps({"problem": IndexStore.integrity_problem(directory)}))
+    print(json.dumps({"problem": integrity_problem(directory)}))
     sys.exit()
 store = IndexStore.open(directory, create=False, readonly_ok=True, warn_newer=False)
 check = [row[0] for row in store.conn.execute("PRAGMA integrity_check")]
@@ -329,7 +330,7 @@ def test_a_rebuild_swapping_a_newer_index_while_it_opens_read_only_gives_one_who
 
 
 def test_a_rebuild_swapping_the_index_while_its_integrity_is_read_finds_no_damage(toy_vault):
-    # IndexStore.integrity (`brain index --rebuild`'s look at the index it replaces, the MCP
+    # health.integrity (`brain index --rebuild`'s look at the index it replaces, the MCP
     # server's note count beside it: ``open_read_only``) read the old file through the new index's
     # WAL and took the sound index for a damaged one ("Page 99 is never used")
     assert _read_during_a_rebuild(toy_vault, "integrity", newer=False)["problem"] is None

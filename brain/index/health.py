@@ -5,7 +5,8 @@
 damaged, short of a table, upgraded by a newer brain); the refusals before an open (an emptied
 database, an index that is hidden or not built) and after it (lost meta rows); which tables
 an index can lose and make again (``DERIVED_TABLES``), which hold the history a rebuild
-carries (``HISTORY_TABLES``), and what each loss is told."""
+carries (``HISTORY_TABLES``), and what each loss is told; and whether an index file can be
+trusted, read without opening it as a store (``integrity``, ``uncarried_history``)."""
 
 from __future__ import annotations
 
@@ -370,3 +371,57 @@ def _related(path: Path, directory: Path) -> bool:
     except OSError:
         return False
     return directory.is_relative_to(path) or path.is_relative_to(directory.parent)
+
+
+def integrity_problem(directory: Path) -> str | None:
+    """Why the index database in ``directory`` cannot be trusted, or None (also when absent)."""
+    damaged, missing = integrity(directory)
+    if damaged:
+        return damaged
+    # its rows are gone with it: a new index, this one kept aside
+    return f"no such table: {', '.join(missing)}" if missing else None
+
+
+def integrity(directory: Path) -> tuple[str | None, list[str]]:
+    """Why the index database file in ``directory`` is damaged (or None: sound, absent, or
+    busy or unreadable here, no evidence of damage), and the tables this code reads that a
+    sound file lacks: lost, or renamed by a newer brain (``newer_migrations`` tells which)."""
+    path = directory / INDEX_FILE
+    if not path.exists():
+        return None, []
+    try:
+        refuse_emptied(path)
+        conn = open_read_only(path)
+        try:
+            row = conn.execute("PRAGMA quick_check(1)").fetchone()
+            missing = missing_tables(conn) if row and row[0] == "ok" else []
+        finally:
+            conn.close()
+    except sqlite3.OperationalError:  # busy, or not readable here: no evidence of damage
+        return None, []
+    except sqlite3.DatabaseError as exc:
+        return str(exc), []
+    verdict = str(row[0]) if row else "no answer from the integrity check"
+    return (None if verdict == "ok" else " ".join(verdict.split())[:200]), missing
+
+
+def uncarried_history(directory: Path) -> str | None:
+    """Why the history of the damaged index in ``directory`` cannot be carried into a new
+    one (the file itself damaged, or a table of the history gone), or None: it can, the
+    tables it lost hold none of it."""
+    path = directory / INDEX_FILE
+    try:
+        refuse_emptied(path)
+        conn = open_read_only(path)
+        try:
+            row = conn.execute("PRAGMA quick_check(1)").fetchone()
+            if not row or row[0] != "ok":
+                return " ".join(str(row[0] if row else "no answer from the integrity check").split())[:200]
+            if INDEX_MIGRATIONS.lost_record(conn) and INDEX_MIGRATIONS.applied_from_schema(conn) is None:
+                return f"no such table: {MIGRATIONS_TABLE}, and its tables are not those of any version brain made"
+            lost = sorted(UNCARRIABLE_HISTORY.intersection(missing_tables(conn)))
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
+    return f"no such table: {', '.join(lost)}" if lost else None

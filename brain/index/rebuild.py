@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import BrainError, IndexMismatchError, NoSpaceError
 from ..text import REPORTED
 from .files import INDEX_FILE, RECALL_CACHE_FILE, RETIRED_SUFFIX
-from .health import index_errors, no_room
+from .health import index_errors, integrity, no_room, uncarried_history
 from .store import IndexStore
 from .upgrades import newer_migrations
 
@@ -63,7 +63,7 @@ def rebuild(
     was moved out of the way.
     """
     put_back_cut_swap(directory)
-    broken, missing = IndexStore.integrity(directory)
+    broken, missing = integrity(directory)
     # A newer brain's index (its record of migrations read, from a damaged file too): its history
     # is read by rules this code lacks, so neither carried nor counted; it is moved aside whole,
     # to .newer-<time>, for that brain to open (or repair) again. A table this code reads that is
@@ -85,7 +85,7 @@ def rebuild(
     source = None
     lost_history = None
     # a table of the present dropped leaves the history readable: carried, as from a sound index
-    uncarried = IndexStore.uncarried_history(directory) if damage and not newer else None
+    uncarried = uncarried_history(directory) if damage and not newer else None
     if uncarried:  # even with --yes: what is left of it is then only in the folder moved aside
         lost_history = uncarried
     elif keep_history and (directory / INDEX_FILE).exists():

@@ -72,7 +72,6 @@ from .schema import (
     unpack_ids,
 )
 from .upgrades import (
-    MIGRATIONS_TABLE,
     migration_count,
     newer_index_message,
     record_again,
@@ -533,60 +532,6 @@ class IndexStore:
                 conn.close()
         except sqlite3.DatabaseError:
             return {"damaged": True}
-
-    @staticmethod
-    def integrity_problem(directory: Path) -> str | None:
-        """Why the index database in ``directory`` cannot be trusted, or None (also when absent)."""
-        damaged, missing = IndexStore.integrity(directory)
-        if damaged:
-            return damaged
-        # its rows are gone with it: a new index, this one kept aside
-        return f"no such table: {', '.join(missing)}" if missing else None
-
-    @staticmethod
-    def integrity(directory: Path) -> tuple[str | None, list[str]]:
-        """Why the index database file in ``directory`` is damaged (or None: sound, absent, or
-        busy or unreadable here, no evidence of damage), and the tables this code reads that a
-        sound file lacks: lost, or renamed by a newer brain (``newer_migrations`` tells which)."""
-        path = directory / INDEX_FILE
-        if not path.exists():
-            return None, []
-        try:
-            refuse_emptied(path)
-            conn = open_read_only(path)
-            try:
-                row = conn.execute("PRAGMA quick_check(1)").fetchone()
-                missing = missing_tables(conn) if row and row[0] == "ok" else []
-            finally:
-                conn.close()
-        except sqlite3.OperationalError:  # busy, or not readable here: no evidence of damage
-            return None, []
-        except sqlite3.DatabaseError as exc:
-            return str(exc), []
-        verdict = str(row[0]) if row else "no answer from the integrity check"
-        return (None if verdict == "ok" else " ".join(verdict.split())[:200]), missing
-
-    @staticmethod
-    def uncarried_history(directory: Path) -> str | None:
-        """Why the history of the damaged index in ``directory`` cannot be carried into a new
-        one (the file itself damaged, or a table of the history gone), or None: it can, the
-        tables it lost hold none of it."""
-        path = directory / INDEX_FILE
-        try:
-            refuse_emptied(path)
-            conn = open_read_only(path)
-            try:
-                row = conn.execute("PRAGMA quick_check(1)").fetchone()
-                if not row or row[0] != "ok":
-                    return " ".join(str(row[0] if row else "no answer from the integrity check").split())[:200]
-                if INDEX_MIGRATIONS.lost_record(conn) and INDEX_MIGRATIONS.applied_from_schema(conn) is None:
-                    return f"no such table: {MIGRATIONS_TABLE}, and its tables are not those of any version brain made"
-                lost = sorted(UNCARRIABLE_HISTORY.intersection(missing_tables(conn)))
-            finally:
-                conn.close()
-        except sqlite3.DatabaseError as exc:
-            return str(exc)
-        return f"no such table: {', '.join(lost)}" if lost else None
 
     def close(self) -> None:
         self._readers.close()
