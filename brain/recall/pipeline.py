@@ -40,7 +40,7 @@ from ..index.health import index_errors, search_index_damaged
 from ..text import for_search, plural, shell_word, valid_unicode
 from . import anchors as anchors_stage
 from . import bridge as bridge_stage
-from . import carry, fusion, past_carry, ties
+from . import carry, fusion, past_carry, query_form, ties
 from . import dates as dates_stage
 from . import dense as dense_stage
 from . import folders as folders_stage
@@ -819,7 +819,10 @@ class Recaller:
             lane_scores = {name: [(c.note_id, c.score) for c in lane] for name, lane in result.lanes.items()}
             fused = fusion.score_fusion(lane_scores, settings.weights)
         elif settings.fusion_method == "rrf":
-            fused = fusion.rrf(rankings, settings.rrf_k, settings.weights, settings.lane_rrf_k)
+            lane_rrf_k = settings.lane_rrf_k
+            if settings.note_dense_rrf_k > 0 and query_form.seeks_note(state.query):  # a note sought as a whole
+                lane_rrf_k = {**lane_rrf_k, "dense": settings.note_dense_rrf_k}
+            fused = fusion.rrf(rankings, settings.rrf_k, settings.weights, lane_rrf_k)
             if settings.top_bonus:
                 bonus_rankings = dict(rankings)
                 if "bridge" in rankings:  # its bonus is its first note's, when that note stands clear

@@ -50,6 +50,14 @@ _CLAUSE_QUESTION = re.compile(
 )
 
 
+# What a user calls the thing they want when they want a note as a whole ("the note on…", "my
+# notes from…", "page where I…", "заметка про…"): words about the vault, not its content.
+_NOTE_WORDS = re.compile(r"\b(?:notes?|pages?|заметк\w*|страниц\w*)\b", re.IGNORECASE | re.UNICODE)
+# ... and a question word that opens a clause asks ("in the note where I compared X, what
+# command…"), where one after "on" or "where" describes ("the note on what hardware I need").
+_CLAUSE_ASKS = re.compile(rf"(?:[,;:]|\s[-–—])\s*(?:{_EN_WORDS}|{_RU_WORDS})\b", re.IGNORECASE | re.UNICODE)
+
+
 def is_question(query: str) -> bool:
     """A question asks about something; the names it holds are its topic, not the note wanted
     ("what is the current decision on the vector store?" wants the decision, not *Vector store*)."""
@@ -70,6 +78,23 @@ def asks_in_any_form(query: str) -> bool:
     """A question mark, a question word, a question's opening, or a yes-no question after a
     clause: whatever a user types as a question, not only what the names lane skips."""
     return asks(query) or is_question(query) or bool(_CLAUSE_QUESTION.search(yo_as_ye(query)))
+
+
+def seeks_note(query: str) -> bool:
+    """It asks for a note by what the note is ("the note on what hardware I need to run LLMs
+    locally", "page where I benchmarked local LLMs…"), not a question about what one says: a
+    word for a note or page, no question mark, no question's opening ("what kinds of lens
+    filters do I have notes on" asks), no question word opening a clause and no yes-no question
+    after one. A question word inside ("the note on what…", "the page where…") begins the
+    description, not a question."""
+    text = yo_as_ye(query)
+    return (
+        bool(_NOTE_WORDS.search(text))
+        and "?" not in text
+        and not is_question(text)
+        and not _CLAUSE_QUESTION.search(text)
+        and not _CLAUSE_ASKS.search(text)
+    )
 
 
 def asks_only_why(query: str) -> bool:

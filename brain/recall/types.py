@@ -200,6 +200,11 @@ class RecallSettings:
     # +0.002 / +0.000 / +0.005 tuned, +0.000 / +0.000 blind: 2 queries of the five sets up, none
     # down (README, "What each stage is worth").
     described_first: bool = True
+    # A query that asks for a note by what it is ("the note on what hardware I need to run LLMs
+    # locally": query_form.seeks_note) takes the dense lane's order in full, RRF k this instead of
+    # lane_rrf_k's (0: as any query). The dense lane reads what the note is about, BM25 the words a
+    # description uses for it. Off: measured (README, "What each stage is worth").
+    note_dense_rrf_k: int = 0
 
 
 @dataclass

@@ -1,0 +1,72 @@
+"""`RecallSettings.note_dense_rrf_k` (off by default): a query that asks for a note by what it
+is ("the note on what hardware I need to run LLMs locally") fuses the dense lane's order at this
+RRF k instead of lane_rrf_k's. The query's form and the plumbing only; what it is worth is
+measured in bench/ (README, "What each stage is worth")."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import write
+
+from brain.index.indexer import index_vault
+from brain.recall import fusion, query_form
+from brain.recall.opening import open_recaller
+from brain.recall.types import DEFAULT_LANE_RRF_K, RecallSettings
+
+SOUGHT = "the note on what hardware I need to run LLMs locally"
+
+
+@pytest.mark.parametrize(
+    ("query", "seeks"),
+    [
+        (SOUGHT, True),  # "what" begins the description, not a question
+        ("page where I benchmarked local LLMs like TinyLlama on my old laptop", True),
+        ("my notes from early November 2024 about byzantine generals", True),
+        ("Lofoten trip notes", True),
+        ("home page of the vault", True),
+        ("заметка про Мастера и Маргариту", True),
+        ("the Raft paper", False),  # no word for a note
+        ("the note on what hardware I need to run LLMs locally?", False),  # a question mark
+        ("what kinds of lens filters for photography do I have notes on", False),  # opens as a question
+        ("in the note where I compared brahman to a zero-byte file, what command makes a device", False),
+        ("my llm notes, can I run them on a laptop", False),  # a yes-no question after a clause
+        ("footnotes and notebook pages", True),  # "pages"
+        ("footnotes and notebooks", False),  # words inside other words are not the word
+    ],
+)
+def test_seeks_note(query, seeks):
+    assert query_form.seeks_note(query) is seeks
+
+
+@pytest.fixture
+def vault(tmp_path):
+    root = tmp_path / "vault"
+    write(root, "Local AI Requirements.md", "A GPU with 24 GB of VRAM runs a 13B model; 64 GB of RAM.\n")
+    write(root, "Fixing LLMs.md", "LLMs hallucinate; grounding them in retrieval helps.\n")
+    write(root, "Hardware Wishlist.md", "RISC-V boards and a NAS; see [[Local AI Requirements]].\n")
+    index_vault(root, progress=False)
+    return root
+
+
+def test_the_dense_lanes_k_for_a_note_sought(vault, monkeypatch):
+    """On, a query that seeks a note fuses the dense lane at the switch's k and every other lane
+    as before; a question, or the switch off (the default), leaves lane_rrf_k as it is."""
+    seen: list[dict[str, int]] = []
+    real = fusion.rrf
+
+    def spy(rankings, k=fusion.DEFAULT_RRF_K, weights=None, lane_k=None):
+        seen.append(dict(lane_k or {}))
+        return real(rankings, k, weights, lane_k)
+
+    monkeypatch.setattr(fusion, "rrf", spy)
+    recaller = open_recaller(vault)
+    on = RecallSettings(note_dense_rrf_k=60)
+    recaller.ask(SOUGHT, "hybrid+ppr", on)
+    assert seen == [{**DEFAULT_LANE_RRF_K, "dense": 60}]
+    seen.clear()
+    recaller.ask("what hardware do I need to run LLMs locally?", "hybrid+ppr", on)  # a question
+    recaller.ask(SOUGHT, "hybrid+ppr", RecallSettings())  # the default: off
+    recaller.ask(SOUGHT, "hybrid+ppr", RecallSettings(note_dense_rrf_k=60, lane_rrf_k={"lexical": 90}))
+    assert seen == [DEFAULT_LANE_RRF_K, DEFAULT_LANE_RRF_K, {"lexical": 90, "dense": 60}]
+    assert RecallSettings().note_dense_rrf_k == 0
+    assert RecallSettings().lane_rrf_k == DEFAULT_LANE_RRF_K  # the settings' own dict is not changed
