@@ -89,6 +89,7 @@ OLD = {
     "ppr_hub_seeds": 0,
     "respell": False,
     "lane_rrf_k": {},
+    "note_dense_rrf_k": 0,
 }
 BONUS = (0.01, 0.005)
 ROWS: dict[str, tuple[str, dict]] = {
@@ -156,6 +157,10 @@ ROWS: dict[str, tuple[str, dict]] = {
     # stop 66: a description whose dense and BM25 lanes agree, their note's passage linking to
     # the link lanes' first note, puts that note first
     "new -described first": ("hybrid+ppr", {"described_first": False}),
+    # stop 67: a query that asks for a note by what it is fuses the dense lane at RRF's own k (60)
+    "new -note dense k 60": ("hybrid+ppr", {"note_dense_rrf_k": 0}),
+    "new note dense k 45": ("hybrid+ppr", {"note_dense_rrf_k": 45}),
+    "new note dense k 75": ("hybrid+ppr", {"note_dense_rrf_k": 75}),
     "new -top_bonus": ("hybrid+ppr", {"top_bonus": ()}),
     # stop 39: the dense lane's RRF k 120 (flatter votes) and the bonus on three ranks
     "stop 38's default (dense k 60; two-rank bonus; anchor bonus x2)": (

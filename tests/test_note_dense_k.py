@@ -1,4 +1,4 @@
-"""`RecallSettings.note_dense_rrf_k` (off by default): a query that asks for a note by what it
+"""`RecallSettings.note_dense_rrf_k` (60 by default): a query that asks for a note by what it
 is ("the note on what hardware I need to run LLMs locally") fuses the dense lane's order at this
 RRF k instead of lane_rrf_k's. The query's form and the plumbing only; what it is worth is
 measured in bench/ (README, "What each stage is worth")."""
@@ -50,7 +50,7 @@ def vault(tmp_path):
 
 def test_the_dense_lanes_k_for_a_note_sought(vault, monkeypatch):
     """On, a query that seeks a note fuses the dense lane at the switch's k and every other lane
-    as before; a question, or the switch off (the default), leaves lane_rrf_k as it is."""
+    as before; a question, or the switch off (0), leaves lane_rrf_k as it is."""
     seen: list[dict[str, int]] = []
     real = fusion.rrf
 
@@ -60,13 +60,37 @@ def test_the_dense_lanes_k_for_a_note_sought(vault, monkeypatch):
 
     monkeypatch.setattr(fusion, "rrf", spy)
     recaller = open_recaller(vault)
-    on = RecallSettings(note_dense_rrf_k=60)
+    on = RecallSettings(note_dense_rrf_k=45)
     recaller.ask(SOUGHT, "hybrid+ppr", on)
-    assert seen == [{**DEFAULT_LANE_RRF_K, "dense": 60}]
+    assert seen == [{**DEFAULT_LANE_RRF_K, "dense": 45}]
     seen.clear()
     recaller.ask("what hardware do I need to run LLMs locally?", "hybrid+ppr", on)  # a question
-    recaller.ask(SOUGHT, "hybrid+ppr", RecallSettings())  # the default: off
-    recaller.ask(SOUGHT, "hybrid+ppr", RecallSettings(note_dense_rrf_k=60, lane_rrf_k={"lexical": 90}))
-    assert seen == [DEFAULT_LANE_RRF_K, DEFAULT_LANE_RRF_K, {"lexical": 90, "dense": 60}]
-    assert RecallSettings().note_dense_rrf_k == 0
+    recaller.ask(SOUGHT, "hybrid+ppr", RecallSettings(note_dense_rrf_k=0))  # off
+    recaller.ask(SOUGHT, "hybrid+ppr", RecallSettings(note_dense_rrf_k=45, lane_rrf_k={"lexical": 90}))
+    assert seen == [DEFAULT_LANE_RRF_K, DEFAULT_LANE_RRF_K, {"lexical": 90, "dense": 45}]
+    seen.clear()
+    recaller.ask(SOUGHT, "hybrid+ppr", RecallSettings())  # the default: on, at RRF's own k
+    assert seen == [{**DEFAULT_LANE_RRF_K, "dense": 60}]
     assert RecallSettings().lane_rrf_k == DEFAULT_LANE_RRF_K  # the settings' own dict is not changed
+
+
+def test_explain_says_the_dense_lane_took_its_own_k(vault):
+    """`brain eval --explain` says when the dense lane was fused at the note-sought k, in text
+    and JSON; not for a question, nor with the switch off, nor in a mode that fuses nothing."""
+    from brain.evaluation.explain import explain, format_explanation
+    from brain.evaluation.queries import EvalQuery
+
+    recaller = open_recaller(vault)
+    line = "the query asks for a note by what it is: the dense lane's order fused at RRF k 60"
+    sought = EvalQuery("n1", SOUGHT, "navigational", ("Local AI Requirements.md",))
+    ex = explain(recaller, sought, "hybrid+ppr", RecallSettings())
+    assert ex.note_dense_k == 60 and ex.as_dict()["note_dense_rrf_k"] == 60
+    assert line in format_explanation(ex)
+    asked = EvalQuery("n2", "what hardware do I need to run LLMs locally?", "paraphrase", ("Local AI Requirements.md",))
+    for ex in (
+        explain(recaller, asked, "hybrid+ppr", RecallSettings()),
+        explain(recaller, sought, "hybrid+ppr", RecallSettings(note_dense_rrf_k=0)),
+        explain(recaller, sought, "vector", RecallSettings()),
+    ):
+        assert ex.note_dense_k is None and ex.as_dict()["note_dense_rrf_k"] is None
+        assert "RRF k" not in format_explanation(ex)

@@ -63,6 +63,8 @@ class Explanation:
     searched: str | None = None  # what BM25 searched: the query's informative words, respelt (``lexical``)
     fell_back: list[str] = field(default_factory=list)  # stages that failed for this query (the log says why)
     described: str | None = None  # the note a description is of, put first (``described_first``)
+    # the dense lane's RRF k where the query asks for a note by what it is (``note_dense_rrf_k``)
+    note_dense_k: int | None = None
 
     def as_dict(self) -> dict:
         return {
@@ -75,6 +77,7 @@ class Explanation:
             "named": self.named,
             "agreed": self.agreed,
             "described": self.described,
+            "note_dense_rrf_k": self.note_dense_k,
             "agreed_kept_in_place": None if self.kept is None else {"note": self.kept[0], "because": self.kept[1]},
             "bm25_searched": self.searched,
             "fell_back": self.fell_back,
@@ -86,6 +89,7 @@ class Explanation:
 def explain(recaller: Recaller, query: EvalQuery, mode: str, settings: RecallSettings) -> Explanation:
     """Run ``mode`` for ``query`` on ``recaller`` and lay out each lane's view of it."""
     from ..recall import bridge as bridge_stage  # the lanes' code: only once a query is explained
+    from ..recall import query_form
 
     # The whole fused pool, not just the top k, so a relevant note's fused rank shows even at 40.
     wide = replace(settings, k=max(settings.k, settings.depth, TOP))
@@ -116,6 +120,10 @@ def explain(recaller: Recaller, query: EvalQuery, mode: str, settings: RecallSet
         if both is not None and why is not None:
             kept = (result.lanes["bridge"][0].path, why)
     fell_back = [stage for stage, failed in result.fallbacks.items() if failed]
+    note_dense_k = None
+    fused_rrf = len(result.lanes) > 1 and "dense" in result.lanes and settings.fusion_method == "rrf"
+    if fused_rrf and settings.note_dense_rrf_k > 0 and query_form.seeks_note(result.query):
+        note_dense_k = settings.note_dense_rrf_k
     return Explanation(
         query,
         str(mode),
@@ -129,6 +137,7 @@ def explain(recaller: Recaller, query: EvalQuery, mode: str, settings: RecallSet
         result.lexical_match,
         fell_back,
         described,
+        note_dense_k,
     )
 
 
@@ -153,6 +162,10 @@ def format_explanation(ex: Explanation) -> str:
         lines.append(
             f"the dense and BM25 lanes both put {literal(ex.described)} first, the query asks nothing, and its "
             "passage links to a link lane's first note: put first"
+        )
+    if ex.note_dense_k is not None:
+        lines.append(
+            f"the query asks for a note by what it is: the dense lane's order fused at RRF k {ex.note_dense_k}"
         )
     if ex.kept:
         note, why = ex.kept
