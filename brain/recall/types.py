@@ -204,10 +204,10 @@ class RecallSettings:
     # down (README, "What each stage is worth").
     described_first: bool = True
     # A query that asks for a note by what it is ("the note on what hardware I need to run LLMs
-    # locally": query_form.seeks_note) takes the dense lane's order in full, RRF k this instead of
+    # locally": query_form.seeks_note) fuses the dense lane's order at RRF k this instead of
     # lane_rrf_k's (0: as any query): RRF's own k, the dense lane's until stop 39 flattened it for
     # bridge questions, which ask. The dense lane reads what such a note is about; BM25 the words
-    # its description happens to use, and PageRank restarts from those hits. 21 queries of the
+    # its description happens to use, and PageRank restarts from those hits. 22 queries of the
     # five sets take that form; one moves, up (vok-057 0.00 → 0.29, vaultofknowledge's
     # navigational nDCG@10 0.90 → 0.93 against dense's 0.94). At 45 a blind query falls, at 75 and
     # 90 none moves; 60 for every query that asks nothing and names no note: 21 up, 18 down
