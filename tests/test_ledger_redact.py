@@ -2553,3 +2553,45 @@ def test_a_value_of_words_is_read_as_a_shell_or_a_note_reads_it(text, kept):
 )
 def test_an_ldap_client_s_bind_password_is_masked(text, kept):
     assert redact(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A here-string after a token's flag: "<<<" was masked as the flag's value and the token kept.
+        ("gh auth login --with-token <<< 'abc123def456ghi789jkl'", "gh auth login --with-token <<< '***'"),
+        (
+            'gh auth login -h ghe.corp --with-token <<< "s3cr3tT0ken"',
+            'gh auth login -h ghe.corp --with-token <<< "***"',
+        ),
+        (
+            "gh auth login --with-token <<< ghp_1234567890abcdefghijABCDEFGHIJ123456",
+            "gh auth login --with-token <<< ***",
+        ),
+        ("mycli --password <<< hunter2x", "mycli --password <<< ***"),
+        # What echo pipes or a here-string gives to a command that reads a token or a secret on stdin was kept.
+        ('echo "s3cr3tT0ken" | gh auth login --with-token', 'echo "***" | gh auth login --with-token'),
+        (
+            "echo s3cr3tT0ken | gh auth login -h ghe.corp --with-token",
+            "echo *** | gh auth login -h ghe.corp --with-token",
+        ),
+        ("printf '%s' \"s3cr3tT0ken\" | gh secret set API_TOKEN", "printf '%s' \"***\" | gh secret set API_TOKEN"),
+        ('echo "hunter2x" | npx wrangler secret put DB_PASSWORD', 'echo "***" | npx wrangler secret put DB_PASSWORD'),
+        ('gh secret set API_TOKEN <<< "s3cr3tT0ken"', 'gh secret set API_TOKEN <<< "***"'),
+        (
+            'docker login -u bob --password-stdin ghcr.io <<< "hunter2x"',
+            'docker login -u bob --password-stdin ghcr.io <<< "***"',
+        ),
+        # A file, a variable, a heredoc's marker, a command reading no secret and a value given by --body stay.
+        ("gh auth login --with-token < token.txt", None),
+        ('echo "$GH_TOKEN" | gh auth login --with-token', None),
+        ('gh auth login --with-token <<< "$GH_TOKEN"', None),
+        ("mycli --token << EOF", None),
+        ("gh secret set X -f .env", None),
+        ("echo hello | gh auth status", None),
+        ('cat <<< "hello world"', None),
+        ('grep x <<< "$out"', None),
+    ],
+)
+def test_a_token_given_on_stdin_or_in_a_here_string_is_masked(text, kept):
+    assert redact(text) == (text if kept is None else kept)

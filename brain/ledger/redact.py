@@ -32,7 +32,9 @@ a digit or a sign, so ``password reset link`` stays; in quotes or backticks, a l
 value="x"/>``, ``:password => x``), and the password options of command-line clients
 (``mysql -pX``, ``curl -u user:X``, ``sshpass -p X``, ``redis-cli -a X``, ``aws configure
 set …_key X``, ``openssl -pass pass:X``, ``keytool -storepass X``, ``docker login -p X``,
-``echo X | docker login --password-stdin``, ``mongo -p X``, ``sqlcmd -P X``, every
+``echo X | docker login --password-stdin``, a token or secret piped or given as a here-string to
+commands that read one on stdin (``gh auth login --with-token <<< X``, ``echo X | gh secret set N``, ``wrangler
+secret put``; ``--token <<< X``), ``mongo -p X``, ``sqlcmd -P X``, every
 ``key=X`` of ``vault kv put`` and ``vault write``, MySQL's ``IDENTIFIED BY 'X'``, Redis's ``requirepass X``,
 ``ssh-keygen -N X``, ``zip -P X``, ``7z -pX``, ``smbclient -U u%X``, ``az login -p X``, ``vault login X``, ``ldapsearch -w X``, Oracle's ``sqlplus u/X@db`` and ``jdbc:oracle:thin:u/X@h``,
 ``rabbitmqctl add_user u X``, ``net use Z: \\\\srv\\share /user:u X`` (or ``/u:u X``), ``htpasswd -b f u X``, ``echo X | sudo -S``, ``gh secret set N --body X``, ``npm config set …:_authToken X``, .npmrc's ``_auth=X``,
@@ -179,6 +181,13 @@ _GAP = r"(?:[ \t\r\n]|\\+[nrt])+"
 
 # The clients of a container registry whose "login" takes a password (-p, --password-stdin).
 _LOGIN = r"(?:docker|podman|buildah|skopeo|nerdctl|helm\s+registry)"
+# Commands that read a token or a secret on stdin, besides a registry login's --password-stdin: gh auth
+# login --with-token, gh secret set NAME (without --body or a file), wrangler secret put NAME.
+_STDIN_READERS = (
+    r"(?:\bgh[ \t]+auth[ \t]+login\b[^\n;&|<]{0,400}?--with-token\b"
+    r"|\bgh[ \t]+secret[ \t]+set\b(?![^\n;&|]{0,400}?[ \t](?:--body|-b|--env-file|-f)\b)"
+    r"|\b(?:(?:npx|bunx|pnpm|yarn)[ \t]+)?wrangler[ \t]+secret[ \t]+put\b)"
+)
 # A key=value argument of vault: the key, then the value up to the next space.
 _VAULT_PAIR = rf"(?<=\s)(?!-)([\w.\-]+=)(?!@|-(?:\s|$)){_VALUE}"
 
@@ -617,6 +626,20 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
         ("password-stdin",),
         rf"(\b(?:echo|printf)(?:\s+-[neE]+)*\s+(?:\\*[\"']%s(?:\\+n)?\\*[\"']\s+)?)(?!-){_VALUE}"
         rf"(?=[ \t]*\|[ \t]*(?:sudo\s+)?{_LOGIN}\s+login\b[^\n;&|]{{0,400}}--password-stdin)",
+        None,
+    ),
+    # A token or a secret other commands read on stdin (gh auth login --with-token, gh secret set NAME without
+    # --body, wrangler secret put NAME): what echo or printf pipes to them, and a here-string given to them or
+    # to a registry login's --password-stdin ("<<< x"; after a secret's flag, _mask_assignments reads it).
+    (
+        ("with-token", "gh secret", "secret put"),
+        rf"(\b(?:echo|printf)(?:\s+-[neE]+)*\s+(?:\\*[\"']%s(?:\\+n)?\\*[\"']\s+)?)(?!-){_VALUE}"
+        rf"(?=[ \t]*\|[ \t]*(?:sudo\s+)?{_STDIN_READERS})",
+        None,
+    ),
+    (
+        ("password-stdin", "with-token", "gh secret", "secret put"),
+        rf"((?:{_STDIN_READERS}|\b{_LOGIN}\s+login\b[^\n;&|]{{0,400}}?--password-stdin)[^\n;&|]{{0,400}}?<<<[ \t]*)(?!-){_VALUE}",
         None,
     ),
     # More passwords given to commands and servers: MySQL's IDENTIFIED BY 'x'; Redis's requirepass and
@@ -1742,7 +1765,9 @@ def _name_start(text: str, at: int) -> int:
 
 
 # What follows a flag in a command or a table and is no value: a shell's operator, a table's bar.
-_OPERATORS = frozenset(["|", "||", "&&", ";", ">", ">>", "<", "&"])
+_OPERATORS = frozenset(["|", "||", "&&", ";", ">", ">>", "<", "<<", "&"])
+# A shell's here-string, "<<< x": x is what the command reads on its standard input.
+_HERE_STRING = re.compile(rf"<<<[ \t]*(?P<value>{_VALUE})")
 
 
 def _mask_assignments(text: str, pattern: str) -> str:
@@ -1764,7 +1789,13 @@ def _mask_assignments(text: str, pattern: str) -> str:
         sep = match.group("sep").replace("*", "")  # "**Password:** x": Markdown's emphasis around the name
         if text[start] != "-" and sep.isspace():  # "name value": flags only
             continue
-        if sep.isspace() and text[match.start("value") : match.end("value")] in _OPERATORS:
+        value_span = match.span("value")
+        if sep.isspace() and text.startswith("<<<", value_span[0]):
+            # "--with-token <<< x": a here-string, its word the flag's value; "<<<" was masked and x kept
+            if (here := _HERE_STRING.match(text, value_span[0])) is None:
+                continue
+            value_span = here.span("value")
+        elif sep.isspace() and text[match.start("value") : match.end("value")] in _OPERATORS:
             continue  # "--password | tee", "| --password | The password to use |": no value but a bar
         if not _secret_name(text[start : match.end("name")]):  # cached: a text repeats its names
             continue
@@ -1776,7 +1807,7 @@ def _mask_assignments(text: str, pattern: str) -> str:
             and _CONDITION_BEFORE.search(text, max(0, start - 12), start)
         ):
             continue  # Python's "if not token: raise …": a condition, its statement no value  # "they do not have to be secret: they are …": the adjective, naming no secret
-        value_start, value_end = match.span("value")
+        value_start, value_end = value_span
         if "<" in text[value_start : value_start + 4] and _BRACKETED_AT.match(text, value_start):
             continue  # "password: <your password>": a placeholder to fill in
         if text[value_start] in "<`" and _substituted(text, value_start):
