@@ -2595,3 +2595,50 @@ def test_an_ldap_client_s_bind_password_is_masked(text, kept):
 )
 def test_a_token_given_on_stdin_or_in_a_here_string_is_masked(text, kept):
     assert redact(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # rclone's config create/update takes KEY VALUE pairs with no "=", so no assignment was read, and its
+        # backends name a password "pass" and b2's secret "key", no secret's name: each value was kept.
+        (
+            "rclone config create r s3 access_key_id AKIAIOSFODNN7EXAMPLE secret_access_key Zx9qWer7tyuIOp region us",
+            "rclone config create r s3 access_key_id AKIA*** secret_access_key *** region us",
+        ),
+        (
+            "rclone config create m mega user bob@x.com pass hunter2x",
+            "rclone config create m mega user bob@x.com pass ***",
+        ),
+        (
+            'rclone config create s sftp host x.com user bob pass "s3cret Pw9" --obscure',
+            'rclone config create s sftp host x.com user bob pass "***" --obscure',
+        ),
+        (
+            "rclone config create b b2 account 0012ab key K001abcdefg",
+            "rclone config create b b2 account 0012ab key ***",
+        ),
+        ("rclone config update s pass hunter2x", "rclone config update s pass ***"),
+        (
+            "rclone config create x sftp host=h user=bob pass=hunter2x",
+            "rclone config create x sftp host=h user=bob pass=***",
+        ),
+        # What rclone obscure takes and rclone reveal gives back (obscured is not encrypted), rclone.conf's pass.
+        ("rclone obscure hunter2", "rclone obscure ***"),
+        ("rclone reveal Fp5NdSg7HkRvY3oA_bQ5Gz4gS3o", "rclone reveal ***"),
+        (
+            "[remote]\ntype = sftp\nuser = bob\npass = Fp5NdSg7HkRvY3oA_bQ5G",
+            "[remote]\ntype = sftp\nuser = bob\npass = ***",
+        ),
+        ("[remote]\\npass = Fp5NdSg7HkRvY3oA_bQ5G\\nuser = bob", "[remote]\\npass = ***\\nuser = bob"),
+        # Names, types, other settings, a variable, stdin, Python's pass statement stay.
+        ("rclone config create r s3 provider AWS env_auth true region us-east-1", None),
+        ("rclone config create w webdav url https://dav.x.com user bob pass $DAV_PASS", None),
+        ("rclone copy src remote:dst --progress", None),
+        ("rclone obscure -", None),
+        ("def f():\n    pass\nx = 1", None),
+        ("    pass  # nothing to do", None),
+    ],
+)
+def test_rclone_s_secrets_are_masked(text, kept):
+    assert redact(text) == (text if kept is None else kept)

@@ -34,7 +34,8 @@ value="x"/>``, ``:password => x``), and the password options of command-line cli
 set …_key X``, ``openssl -pass pass:X``, ``keytool -storepass X``, ``docker login -p X``,
 ``echo X | docker login --password-stdin``, a token or secret piped or given as a here-string to
 commands that read one on stdin (``gh auth login --with-token <<< X``, ``echo X | gh secret set N``, ``wrangler
-secret put``; ``--token <<< X``), ``mongo -p X``, ``sqlcmd -P X``, every
+secret put``; ``--token <<< X``), ``mongo -p X``, ``sqlcmd -P X``, rclone's ``config create R s3 secret_access_key X``
+(``pass X``, ``key X``), ``rclone obscure X`` and rclone.conf's ``pass = X``, every
 ``key=X`` of ``vault kv put`` and ``vault write``, MySQL's ``IDENTIFIED BY 'X'``, Redis's ``requirepass X``,
 ``ssh-keygen -N X``, ``zip -P X``, ``7z -pX``, ``smbclient -U u%X``, ``az login -p X``, ``vault login X``, ``ldapsearch -w X``, Oracle's ``sqlplus u/X@db`` and ``jdbc:oracle:thin:u/X@h``,
 ``rabbitmqctl add_user u X``, ``net use Z: \\\\srv\\share /user:u X`` (or ``/u:u X``), ``htpasswd -b f u X``, ``echo X | sudo -S``, ``gh secret set N --body X``, ``npm config set …:_authToken X``, .npmrc's ``_auth=X``,
@@ -734,6 +735,13 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
         rf"(\bansible-vault[ \t]+encrypt_string[ \t]+(?:--?[\w-]+(?:=\S+)?[ \t]+)*)(?!-){_VALUE}",
         None,
     ),
+    # rclone's config create NAME TYPE KEY VALUE … (update, password: NAME KEY VALUE …), pairs with no "=" the
+    # assignment rule reads, and a secret's name only rclone gives one ("pass", "key": _mask_rclone); the
+    # password rclone obscure takes and rclone reveal gives back (obscuring is no encryption: reveal undoes it);
+    # rclone.conf's "pass = x" at a line's start (Python's "pass" is a statement, never a name assigned).
+    (("rclone",), r"(\brclone[ \t]+config[ \t]+(?:create|update|password)\b)([^\n;&|]{1,2000})", "rclone"),
+    (("rclone",), rf"(\brclone[ \t]+(?:obscure|reveal)[ \t]+)(?![-$]){_VALUE}", None),
+    (("pass",), rf"(?m)((?:^|(?<=\\n))[ \t]*pass[ \t]*=[ \t]*)(?![$#]){_VALUE}", "ini pass"),
     # vault kv put / patch, vault write: every key=value after the path is the secret kept
     # (its -flags, a value read from a file, @x, or from stdin, -, stay).
     (("vault",), r"(\bvault\s+(?:kv\s+(?:put|patch)|write)\b)([^\n;&|]{1,2000})", "vault"),
@@ -1090,6 +1098,54 @@ def _mask_vault(match: re.Match[str]) -> str:
     return match.group(1) + re.sub(_VAULT_PAIR, pair, match.group(2))
 
 
+# A word of rclone's config create/update/password after its command, and the names of its backends' secrets
+# no secret's name holds (_secret_name): sftp's and the others' "pass", b2's and azureblob's "key", a SAS URL.
+_RCLONE_WORD = re.compile(rf"[ \t]+(?P<word>{_VALUE})")
+_RCLONE_SECRETS = frozenset("pass key sas_url".split())
+
+
+def _rclone_secret(key: str) -> bool:
+    return key.lower() in _RCLONE_SECRETS or _secret_name(key)
+
+
+def _mask_rclone(match: re.Match[str]) -> str:
+    """The values of rclone's secrets in ``config create NAME TYPE KEY VALUE …`` (``update``, ``password``:
+    ``NAME KEY VALUE …``): each pair's value whose key names a secret, or a ``key=value``'s; flags are
+    read past."""
+    head, args = match.group(1), match.group(2)
+    names = 2 if head.endswith("create") else 1  # the remote's name and, to create it, its type
+    out: list[str] = []
+    done = pos = 0
+    key: str | None = None
+    while (word := _RCLONE_WORD.match(args, pos)) is not None:
+        pos = word.end()
+        value = word.group("word")
+        if value.startswith("-"):  # --obscure, --no-obscure, --non-interactive, --all
+            key = None
+            continue
+        if names:
+            names -= 1
+            continue
+        start = word.start("word")
+        if key is None and "=" in value and value[0] not in "\"'$":  # key=value, one argument
+            key, _, value = value.partition("=")
+            start += len(key) + 1
+        elif key is None:
+            key = value
+            continue
+        opening, bare, closing = _unquote(value)
+        if _rclone_secret(key) and not _holds_no_secret(opening, bare):
+            out.append(args[done:start] + f"{opening}{MASK}{closing}")
+            done = word.end()
+        key = None
+    return head + "".join(out) + args[done:]
+
+
+def _mask_ini_pass(match: re.Match[str]) -> str:
+    opening, bare, closing = _unquote(match.group(2))
+    return match.group(0) if _holds_no_secret(opening, bare) else f"{match.group(1)}{opening}{MASK}{closing}"
+
+
 _NETRC_ENTRY = re.compile(
     rf"(?<![\w-])(?:machine{_GAP}(?:[^\s\\]*[.:][^\s\\]*|localhost)|default)"
     rf"(?:{_GAP}(?:account|port){_GAP}[^\s\\]+)?{_GAP}\Z"
@@ -1435,6 +1491,8 @@ _REPLACERS = {
     "used as": _mask_used_as,
     "user / password": _mask_user_slash_password,
     "connection": _mask_connection_password,
+    "rclone": _mask_rclone,
+    "ini pass": _mask_ini_pass,
 }
 
 
