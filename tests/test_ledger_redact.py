@@ -2642,3 +2642,25 @@ def test_a_token_given_on_stdin_or_in_a_here_string_is_masked(text, kept):
 )
 def test_rclone_s_secrets_are_masked(text, kept):
     assert redact(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # heroku auth:token prints the CLI's API key, a UUID no prefix nor name marks, alone on the line below
+        # it (after the CLI's warnings maybe): it was kept; so was a key of Heroku's newer HRKU- shape.
+        ("heroku auth:token\n8f2c3a1e-4b5d-4e6f-9a7b-0c1d2e3f4a5b", "heroku auth:token\n***"),
+        (
+            "$ heroku auth:token\n ›   Warning: token will expire 01/01/2025\n8f2c3a1e-4b5d-4e6f-9a7b-0c1d2e3f4a5b\n$ ls",
+            "$ heroku auth:token\n ›   Warning: token will expire 01/01/2025\n***\n$ ls",
+        ),
+        ('"$ heroku auth:token\\n8f2c3a1e-4b5d-4e6f-9a7b-0c1d2e3f4a5b\\n"', '"$ heroku auth:token\\n***\\n"'),
+        ("the key HRKU-AA0123456789abcdefABCDEFGHIJKLmnopqrstuvwxyz0123 was rotated", "the key HRKU-*** was rotated"),
+        # Its help, an error, and a UUID in a sentence on the line below stay.
+        ("heroku auth:token --help\nOutputs current CLI authentication token.", None),
+        ("heroku auth:token\n ›   Error: not logged in", None),
+        ("run heroku auth:token, then\n8f2c3a1e-4b5d-4e6f-9a7b-0c1d2e3f4a5b is the app id", None),
+    ],
+)
+def test_the_key_heroku_auth_token_prints_is_masked(text, kept):
+    assert redact(text) == (text if kept is None else kept)

@@ -7,7 +7,7 @@ prefixes, AWS ``AKIA…``, Slack ``xox?-…``, ``xapp-…`` and webhook URLs, Di
 ``pk_…``, public by design), Hugging Face ``hf_…``, GitLab ``glpat-…`` and its other
 tokens, npm ``npm_…``, PyPI ``pypi-Ag…``, SendGrid ``SG.….…``, DigitalOcean ``dop_v1_…``,
 Shopify ``shpat_…``, age ``AGE-SECRET-KEY-1…``, Google OAuth client secrets ``GOCSPX-…``,
-Databricks ``dapi…``),
+Databricks ``dapi…``, Heroku ``HRKU-…``),
 JSON web tokens, Authorization headers (bearer, basic, other schemes, a bare token), cookies (a ``Cookie:``
 header's values, a ``Set-Cookie:``'s own, curl's ``--cookie``/``-b``), PEM and PGP private keys,
 passwords in URLs (``scheme://user:X@host``, the user maybe empty, ``X`` running to the
@@ -40,7 +40,8 @@ secret put``; ``--token <<< X``), ``mongo -p X``, ``sqlcmd -P X``, rclone's ``co
 ``ssh-keygen -N X``, ``zip -P X``, ``7z -pX``, ``smbclient -U u%X``, ``az login -p X``, ``vault login X``, ``ldapsearch -w X``, Oracle's ``sqlplus u/X@db`` and ``jdbc:oracle:thin:u/X@h``,
 ``rabbitmqctl add_user u X``, ``net use Z: \\\\srv\\share /user:u X`` (or ``/u:u X``), ``htpasswd -b f u X``, ``echo X | sudo -S``, ``gh secret set N --body X``, ``npm config set …:_authToken X``, .npmrc's ``_auth=X``,
 ``ansible-vault encrypt_string X``, Python's ``auth=('u', 'X')``, ``wpa_passphrase SSID X``, a Wi-Fi QR
-code's ``WIFI:T:WPA;S:net;P:X;;``; what
+code's ``WIFI:T:WPA;S:net;P:X;;``; the key ``heroku auth:token`` printed alone on its line
+below it (a UUID), what
 ``$ cat …/initialAdminPassword`` or ``$ echo $DB_PASSWORD`` printed on the line below: _PRINTED_SECRET), .netrc's ``machine H login U password X`` and
 .pgpass's ``host:port:db:user:X``, a connection string's ``…;UID=sa;PWD=X;`` (to the next ``;``, ODBC's
 ``{…}`` whole); a name and its value as a pair (``- name: DB_PASSWORD`` then
@@ -533,6 +534,7 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     # age's (and so sops') secret keys: upper-case Bech32, which the long-token rule leaves as
     # it leaves CONSTANT_NAMES; Google's OAuth client secrets.
     (("age-secret-key-1",), rf"({_lead('AGE-SECRET-KEY-1')})[0-9A-Z]{{20,}}", r"\1" + MASK),
+    (("hrku-",), rf"({_lead('HRKU-')})[A-Za-z0-9_\-]{{20,}}", r"\1" + MASK),  # Heroku's API keys since 2024
     (("gocspx-",), rf"({_lead('GOCSPX-')})[A-Za-z0-9_\-]{{20,}}", r"\1" + MASK),
     # Databricks personal access tokens: "dapi" and 32 hex digits, maybe "-2" after.
     (("dapi",), rf"({_lead('dapi')})[a-f0-9]{{32}}(?:-[0-9]+)?(?![A-Za-z0-9])", r"\1" + MASK),
@@ -686,6 +688,15 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     # kubectl … jsonpath="{.data.password}" | base64 -d, echo $DB_PASSWORD, pass show db/password), then
     # its output, one word alone on the next line: that word (_PRINTED_SECRET).
     (("pass", "secret", "token", "credential", "api_key", "apikey"), _PRINTED_SECRET, None),
+    # heroku auth:token prints the CLI's API key alone on its line below it (a UUID, or HRKU-…), maybe after the
+    # CLI's warnings (" ›   Warning: …"): a key no prefix nor name marks, in a console's output pasted or quoted.
+    (
+        ("auth:token",),
+        r"(\bheroku[ \t]+auth:token\b[^\n\\]*(?:\r?\n|\\+n)(?:[ \t]*[›▸!][^\n\\]*(?:\r?\n|\\+n)){0,3}[ \t]*)"
+        r"((?i:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})|HRKU-[A-Za-z0-9_\-]{20,})"
+        r"(?=[ \t]*(?:\r?\n|\\+[nr]|\\*\"|\Z))",  # alone on its line
+        None,
+    ),
     (("vault login",), rf"(\bvault[ \t]+login[ \t]+)(?![-$])(?![^\s=]*=){_VALUE}", None),
     # OpenLDAP's clients' bind password, -w X or -wX (-W asks for it).
     (
