@@ -7,7 +7,9 @@ prefixes, AWS ``AKIA…``, Slack ``xox?-…``, ``xapp-…`` and webhook URLs, Di
 ``pk_…``, public by design), Hugging Face ``hf_…``, GitLab ``glpat-…`` and its other
 tokens, npm ``npm_…``, PyPI ``pypi-Ag…``, SendGrid ``SG.….…``, DigitalOcean ``dop_v1_…``,
 Shopify ``shpat_…``, age ``AGE-SECRET-KEY-1…``, Google OAuth client secrets ``GOCSPX-…``,
-Databricks ``dapi…``, Heroku ``HRKU-…``),
+Databricks ``dapi…``, Heroku ``HRKU-…``, Docker Hub ``dckr_pat_…``, Supabase ``sbp_…``, New Relic
+``NRAK-…``, Postman ``PMAK-…``, Pulumi ``pul-…``, Render ``rnd_…``, Sentry ``sntryu_…``, Tailscale ``tskey-…``,
+Bitbucket ``ATBB…``, Mailgun ``key-…``, Alibaba Cloud ``LTAI…``, Azure AD client secrets ``…Q~…``),
 JSON web tokens, Authorization headers (bearer, basic, other schemes, a bare token), cookies (a ``Cookie:``
 header's values, a ``Set-Cookie:``'s own, curl's ``--cookie``/``-b``), PEM and PGP private keys,
 passwords in URLs (``scheme://user:X@host``, the user maybe empty, ``X`` running to the
@@ -376,6 +378,7 @@ _STRONG = (
     "accesskey",
     "secretkey",
     "privatekey",
+    "authkey",  # Tailscale's --authkey and TS_AUTHKEY, multiprocessing's authkey=
     "psk",  # a Wi-Fi network's pre-shared key (wpa_supplicant's psk=, WIFI_PSK)
 )
 # Words set aside at the end of a name: environments, encodings, versions.
@@ -478,7 +481,7 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), rf"({_lead('gh[pousr]_')})[A-Za-z0-9]{{20,}}", r"\1" + MASK),
     (("github_pat_",), rf"({_lead('github_pat_')})[A-Za-z0-9_]{{20,}}", r"\1" + MASK),
     (("akia", "asia"), rf"({_lead('A[KS]IA')})[0-9A-Z]{{16}}\b", r"\1" + MASK),
-    (("xox",), rf"({_lead('xox[abposr]-')})[A-Za-z0-9\-]{{10,}}", r"\1" + MASK),
+    (("xox",), rf"({_lead('xox[abposre]-')})[A-Za-z0-9\-]{{10,}}", r"\1" + MASK),
     (("xapp-",), rf"({_lead('xapp-')})[A-Za-z0-9\-]{{10,}}", r"\1" + MASK),  # Slack app-level tokens
     (("aiza",), rf"({_lead('AIza')})[0-9A-Za-z_\-]{{35}}", r"\1" + MASK),
     # Not here: Twilio's "SK" + 32 hex is a key's id, not its secret, and the secret that
@@ -538,6 +541,29 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     (("gocspx-",), rf"({_lead('GOCSPX-')})[A-Za-z0-9_\-]{{20,}}", r"\1" + MASK),
     # Databricks personal access tokens: "dapi" and 32 hex digits, maybe "-2" after.
     (("dapi",), rf"({_lead('dapi')})[a-f0-9]{{32}}(?:-[0-9]+)?(?![A-Za-z0-9])", r"\1" + MASK),
+    # More keys by their prefix (gitleaks' rules) that the long-token rule leaves, lower-case hex, upper case
+    # alone or shorter than 40 characters: Docker Hub's, Supabase's, New Relic's, Postman's, Pulumi's, Render's,
+    # Sentry's user tokens, Tailscale's, Bitbucket's app passwords, Mailgun's, Alibaba Cloud's access key ids, and
+    # Azure AD (Entra ID) client secrets (3 characters, a digit, "Q~", then 31 to 34). The prefixes of keys of 40
+    # random characters or more (Vault's hvs., Doppler's dp.pt., Groq's gsk_, xAI's, Linear's …) cost a scan of
+    # every text each and add nothing: that rule masks them (tests/test_ledger_redact.py).
+    (("dckr_",), rf"({_lead('dckr_(?:pat|oat)_')})[A-Za-z0-9_\-]{{20,}}", r"\1" + MASK),
+    (("sbp_",), rf"({_lead('sbp_')})[A-Za-z0-9_\-]{{20,}}", r"\1" + MASK),
+    (("sb_secret_",), rf"({_lead('sb_secret_')})[A-Za-z0-9_\-]{{20,}}", r"\1" + MASK),
+    (("nrak-",), rf"({_lead('NRAK-')})[A-Z0-9]{{27}}(?![A-Za-z0-9])", r"\1" + MASK),
+    (("pmak-",), rf"({_lead('PMAK-')})[a-f0-9]{{24}}-[a-f0-9]{{34}}(?![A-Za-z0-9])", r"\1" + MASK),
+    (("pul-",), rf"({_lead('pul-')})[a-f0-9]{{40}}(?![A-Za-z0-9])", r"\1" + MASK),
+    (("rnd_",), rf"({_lead('rnd_')})[A-Za-z0-9]{{32}}(?![A-Za-z0-9])", r"\1" + MASK),
+    (("sntryu_",), rf"({_lead('sntryu_')})[a-f0-9]{{64}}(?![A-Za-z0-9])", r"\1" + MASK),
+    (("tskey-",), rf"({_lead('tskey-')}(?:api|auth|client|scim|webhook)-)[A-Za-z0-9\-]{{20,}}", r"\1" + MASK),
+    (("atbb",), rf"({_lead('ATBB')})[A-Za-z0-9]{{32,}}", r"\1" + MASK),
+    (("key-",), r"(key-(?<![\w.\-]key-))[a-f0-9]{32}(?![A-Za-z0-9])", r"\1" + MASK),  # Mailgun; "cache-key-<md5>" stays
+    (("ltai",), rf"({_lead('LTAI')})[A-Za-z0-9]{{20}}(?![A-Za-z0-9])", r"\1" + MASK),
+    (
+        ("q~",),
+        r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])",
+        MASK,
+    ),
     (
         ("authorization",),
         r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?(?:basic|bearer|token)\s+)[^\s\"'\\]+",  # "\n": JSON's break
