@@ -2717,3 +2717,53 @@ def test_more_keys_by_their_prefix_are_masked(text, kept):
 )
 def test_keys_of_forty_random_characters_are_masked_without_their_prefix_s_rule(key):
     assert key[-16:] not in redact(f"the key {key} here")
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # Docker's config.json holds each registry's login as base64 of "user:password" under "auth": it was kept.
+        (
+            '{"auths": {"https://index.docker.io/v1/": {"auth": "Ym9iOmh1bnRlcjJwYXNzd29yZA=="}}}',
+            '{"auths": {"https://index.docker.io/v1/": {"auth": "***"}}}',
+        ),
+        (
+            '{\n  "auths": {\n    "ghcr.io": {\n      "auth": "dXNlcjpnaHBfYWJj"\n',
+            '{\n  "auths": {\n    "ghcr.io": {\n      "auth": "***"\n',
+        ),
+        (
+            '{\\"auths\\":{\\"reg.io\\":{\\"auth\\":\\"Ym9iOmh1bnRlcjI=\\"}}}',
+            '{\\"auths\\":{\\"reg.io\\":{\\"auth\\":\\"***\\"}}}',
+        ),
+        # A signed URL's signature was kept: Azure's SAS sig=, S3's and GCS's, CloudFront's.
+        (
+            "https://st.blob.core.windows.net/c/f?sv=2021-06-08&sp=r&se=2025-01-01T00:00:00Z&sig=abcDEF123%2Bxyz%2FQWErty456%3D",
+            "https://st.blob.core.windows.net/c/f?sv=2021-06-08&sp=r&se=2025-01-01T00:00:00Z&sig=***",
+        ),
+        (
+            "BlobEndpoint=https://x.blob.core.windows.net/;SharedAccessSignature=sv=2021-06-08&ss=b&sig=abcDEF123%2Bxyz%3D",
+            "BlobEndpoint=https://x.blob.core.windows.net/;SharedAccessSignature=sv=2021-06-08&ss=b&sig=***",
+        ),
+        (
+            "https://b.s3.amazonaws.com/k?X-Amz-Expires=3600&X-Amz-Signature=0123456789abcdef0123456789abcdef01234567",
+            "https://b.s3.amazonaws.com/k?X-Amz-Expires=3600&X-Amz-Signature=***",
+        ),
+        (
+            "https://storage.googleapis.com/b/o?X-Goog-Expires=900&X-Goog-Signature=0123456789abcdef0123456789abcdef&x=1",
+            "https://storage.googleapis.com/b/o?X-Goog-Expires=900&X-Goog-Signature=***&x=1",
+        ),
+        (
+            "https://d1.cloudfront.net/a.jpg?Expires=1700000000&Signature=nitfHRCrtziwO2HwPfWw~yYDhUF5EwRunQA-j19&Key-Pair-Id=K2JC",
+            "https://d1.cloudfront.net/a.jpg?Expires=1700000000&Signature=***&Key-Pair-Id=K2JC",
+        ),
+        # Another "auth", base64 of no login, a short or named signature, a keyword argument stay.
+        ('"auth": "oauth2"', None),
+        ('{"auth": "Ym9i"}', None),
+        ('{"auth": {"type": "basic"}}', None),
+        ("the sig= parameter holds the signature; ?sig=abc", None),
+        ("ok = verify(payload, signature=expected_signature_bytes)", None),
+        ("git log --show-signature=true", None),
+    ],
+)
+def test_a_registry_s_auth_in_docker_s_config_and_a_signed_url_s_signature_are_masked(text, kept):
+    assert redact(text) == (text if kept is None else kept)

@@ -10,7 +10,9 @@ Shopify ``shpat_…``, age ``AGE-SECRET-KEY-1…``, Google OAuth client secrets 
 Databricks ``dapi…``, Heroku ``HRKU-…``, Docker Hub ``dckr_pat_…``, Supabase ``sbp_…``, New Relic
 ``NRAK-…``, Postman ``PMAK-…``, Pulumi ``pul-…``, Render ``rnd_…``, Sentry ``sntryu_…``, Tailscale ``tskey-…``,
 Bitbucket ``ATBB…``, Mailgun ``key-…``, Alibaba Cloud ``LTAI…``, Azure AD client secrets ``…Q~…``),
-JSON web tokens, Authorization headers (bearer, basic, other schemes, a bare token), cookies (a ``Cookie:``
+JSON web tokens, a registry's login in Docker's config.json (``"auth": "<base64 of user:password>"``), a
+signed URL's signature (an Azure SAS token's ``&sig=``, ``X-Amz-Signature=``, ``X-Goog-Signature=``, CloudFront's
+``Signature=``), Authorization headers (bearer, basic, other schemes, a bare token), cookies (a ``Cookie:``
 header's values, a ``Set-Cookie:``'s own, curl's ``--cookie``/``-b``), PEM and PGP private keys,
 passwords in URLs (``scheme://user:X@host``, the user maybe empty, ``X`` running to the
 last ``@`` a host follows, so an ``@`` or a ``/`` in it is masked too; a token as the user,
@@ -577,6 +579,22 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
         ("authorization",),
         r"(?i)((?<![\w-])(?:proxy-)?authorization\\*[\"']?[ \t]*:[ \t]*\\*[\"']?(?:[a-z][\w-]*[ \t]+|key=)?)"
         r"(?!(?-i:[A-Za-z][A-Za-z_]*=))(?=[\w.~+/=\-]*[0-9])[\w.~+/=\-]{12,}(?![\w.~+/=\-(])",
+        r"\1" + MASK,
+    ),
+    # A container registry's login in Docker's config.json (podman's auth.json): "auth" holds base64 of
+    # "user:password" (_mask_basic_auth: what it decodes to must hold a ":", so "auth": "oauth2" stays).
+    (
+        ('auth"', "auth'", 'auth\\"'),
+        r"((?<![\w-])\\*[\"']auth\\*[\"'][ \t]*:[ \t]*\\*[\"'])([A-Za-z0-9+/]{8,}={0,2})(?=\\*[\"'])",
+        "basic auth",
+    ),
+    # A signed URL's signature, which lets whoever holds the URL in: an Azure SAS token's sig= (in a URL, az's
+    # --sas-token, a connection string's SharedAccessSignature=), S3's and GCS's X-Amz-/X-Goog-Signature=,
+    # CloudFront's Signature=. Only after "?", "&" or ";", 16 characters or more: a keyword argument
+    # (verify(signature=sig)) stays.
+    (
+        ("sig=", "signature="),
+        r"((?<=[?&;])(?i:sig|signature|x-amz-signature|x-goog-signature)=)([^\s&#\"'\\<>]{16,})",
         r"\1" + MASK,
     ),
     # Cookies hold sessions: every value of a Cookie header, a Set-Cookie's first (its own; the
@@ -1178,6 +1196,18 @@ def _mask_rclone(match: re.Match[str]) -> str:
     return head + "".join(out) + args[done:]
 
 
+def _mask_basic_auth(match: re.Match[str]) -> str:
+    """Docker's ``"auth": "<base64>"``, masked when the base64 decodes to ``user:password``."""
+    import base64  # only where a config.json's "auth" is: the hooks import this module
+
+    encoded = match.group(2)
+    try:
+        decoded = base64.b64decode(encoded + "=" * (-len(encoded) % 4), validate=True).decode()
+    except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors
+        return match.group(0)
+    return f"{match.group(1)}{MASK}" if ":" in decoded and decoded.isprintable() else match.group(0)
+
+
 def _mask_ini_pass(match: re.Match[str]) -> str:
     opening, bare, closing = _unquote(match.group(2))
     return match.group(0) if _holds_no_secret(opening, bare) else f"{match.group(1)}{opening}{MASK}{closing}"
@@ -1530,6 +1560,7 @@ _REPLACERS = {
     "connection": _mask_connection_password,
     "rclone": _mask_rclone,
     "ini pass": _mask_ini_pass,
+    "basic auth": _mask_basic_auth,
 }
 
 
@@ -2554,6 +2585,7 @@ def _mask_pem_bodies(text: str) -> str:
 # few hundred characters: 1.8 s of 2.4 s).
 _TRIGGER_WORDS = (
     *("pass", "pw", "secret", "token", "key", "code", "phrase", "pin", "login", "cookie", "auth", "stdin", "парол"),
+    "sig",  # a signed URL's sig= and signature=
     *("gh", "gl", "sk", "shp", "_v1_"),  # the prefixes of GitHub's, GitLab's, Stripe's, Shopify's, DigitalOcean's keys
     # Words a few clients' names share (mysql, sqlcmd, sqlplus, sqlldr; Oracle's expdp, impdp), and the ":"
     # of URLs and key shapes ("://", ":aa", "wifi:"), last: a text without one asks none of its triggers.
