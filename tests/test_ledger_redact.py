@@ -2767,3 +2767,42 @@ def test_keys_of_forty_random_characters_are_masked_without_their_prefix_s_rule(
 )
 def test_a_registry_s_auth_in_docker_s_config_and_a_signed_url_s_signature_are_masked(text, kept):
     assert redact(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A database user's password set in SQL (besides MySQL's IDENTIFIED BY) was kept: PostgreSQL's
+        # CREATE/ALTER USER|ROLE … PASSWORD 'x', SQL Server's CREATE LOGIN … WITH PASSWORD = 'x', MySQL's SET PASSWORD.
+        ("psql -c \"ALTER USER bob WITH PASSWORD 'hunter2x'\"", "psql -c \"ALTER USER bob WITH PASSWORD '***'\""),
+        ("CREATE ROLE app LOGIN PASSWORD 'hunter2x';", "CREATE ROLE app LOGIN PASSWORD '***';"),
+        ("CREATE USER bob WITH ENCRYPTED PASSWORD 'hunter2x';", "CREATE USER bob WITH ENCRYPTED PASSWORD '***';"),
+        ("CREATE LOGIN app WITH PASSWORD = 'Str0ng!Pass';", "CREATE LOGIN app WITH PASSWORD = '***';"),
+        ("SET PASSWORD FOR 'bob'@'localhost' = 'hunter2x';", "SET PASSWORD FOR 'bob'@'localhost' = '***';"),
+        ("SET PASSWORD = PASSWORD('hunter2x');", "SET PASSWORD = PASSWORD('***');"),
+        (
+            '{"command": "psql -c \\"CREATE USER bob PASSWORD \'hunter2x\'\\""}',
+            '{"command": "psql -c \\"CREATE USER bob PASSWORD \'***\'\\""}',
+        ),
+        # MongoDB's createUser/updateUser pwd and changeUserPassword, Redis's AUTH.
+        (
+            'db.createUser({user: "bob", pwd: "hunter2x", roles: []})',
+            'db.createUser({user: "bob", pwd: "***", roles: []})',
+        ),
+        ('db.updateUser("bob", {pwd: "hunter2x"})', 'db.updateUser("bob", {pwd: "***"})'),
+        ('db.changeUserPassword("bob", "hunter2x")', 'db.changeUserPassword("bob", "***")'),
+        ("redis-cli AUTH hunter2x", "redis-cli AUTH ***"),
+        ("redis-cli -h x AUTH default hunter2x", "redis-cli -h x AUTH default ***"),
+        ("127.0.0.1:6379> AUTH hunter2x", "127.0.0.1:6379> AUTH ***"),
+        # A password's name in other SQL, prose, no password, a prompt's call, a variable stay.
+        ("the password 'field1' is read; user password \"abc\" means", None),
+        ("SELECT password 'x' FROM t", None),
+        ("CREATE USER bob; -- the password 'x' later", None),
+        ("ALTER USER bob WITH PASSWORD NULL;", None),
+        ('createUser({user: "bob", pwd: passwordPrompt(), roles: []})', None),
+        ("> auth login done", None),
+        ("redis-cli AUTH $REDIS_PASSWORD", None),
+    ],
+)
+def test_a_database_user_s_password_set_in_sql_mongo_or_redis_is_masked(text, kept):
+    assert redact(text) == (text if kept is None else kept)

@@ -40,7 +40,9 @@ set …_key X``, ``openssl -pass pass:X``, ``keytool -storepass X``, ``docker lo
 commands that read one on stdin (``gh auth login --with-token <<< X``, ``echo X | gh secret set N``, ``wrangler
 secret put``; ``--token <<< X``), ``mongo -p X``, ``sqlcmd -P X``, rclone's ``config create R s3 secret_access_key X``
 (``pass X``, ``key X``), ``rclone obscure X`` and rclone.conf's ``pass = X``, every
-``key=X`` of ``vault kv put`` and ``vault write``, MySQL's ``IDENTIFIED BY 'X'``, Redis's ``requirepass X``,
+``key=X`` of ``vault kv put`` and ``vault write``, MySQL's ``IDENTIFIED BY 'X'``, PostgreSQL's ``ALTER USER u WITH
+PASSWORD 'X'`` (``CREATE ROLE``, SQL Server's ``CREATE LOGIN``, ``SET PASSWORD``), MongoDB's ``createUser({pwd: 'X'})``,
+Redis's ``AUTH X``, ``requirepass X``,
 ``ssh-keygen -N X``, ``zip -P X``, ``7z -pX``, ``smbclient -U u%X``, ``az login -p X``, ``vault login X``, ``ldapsearch -w X``, Oracle's ``sqlplus u/X@db`` and ``jdbc:oracle:thin:u/X@h``,
 ``rabbitmqctl add_user u X``, ``net use Z: \\\\srv\\share /user:u X`` (or ``/u:u X``), ``htpasswd -b f u X``, ``echo X | sudo -S``, ``gh secret set N --body X``, ``npm config set …:_authToken X``, .npmrc's ``_auth=X``,
 ``ansible-vault encrypt_string X``, Python's ``auth=('u', 'X')``, ``wpa_passphrase SSID X``, a Wi-Fi QR
@@ -701,6 +703,31 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
         rf"([Ii](?<![\w][Ii])(?i:dentified(?:[ \t]+with[ \t]+\w+)?[ \t]+by(?:[ \t]+password)?[ \t]+))({_quoted(chr(39), 'sq')}|{_quoted(chr(34), 'dq')})",
         None,
     ),
+    # A database user's password in SQL besides MySQL's: PostgreSQL's CREATE/ALTER USER|ROLE … [WITH] [ENCRYPTED]
+    # PASSWORD 'x', SQL Server's CREATE/ALTER LOGIN … WITH PASSWORD = 'x', MySQL's SET PASSWORD [FOR u] = 'x'
+    # (_mask_sql_password reads the statement before "PASSWORD"); MongoDB's createUser/updateUser({… pwd: "x"})
+    # and changeUserPassword("u", "x"); Redis's AUTH [user] x, after redis-cli or its "host:port> " prompt.
+    (
+        ("password '", 'password "', "password='", "password ='", "password = '", "password (", "set password"),
+        rf"([Pp](?i:assword)(?:[ \t]+(?i:for)[ \t]+[^=\n]{{1,100}}?[ \t]*=|[ \t]*=?)[ \t]*(?:(?i:password)[ \t]*\([ \t]*)?)"
+        rf"({_quoted(chr(39), 'sq')}|{_quoted(chr(34), 'dq')})",
+        "sql password",
+    ),
+    (
+        ("pwd:", "pwd :"),
+        rf"(\b(?:createUser|updateUser)[ \t]*\([^)]{{0,400}}?\bpwd[ \t]*:[ \t]*)({_quoted(chr(39), 'sq')}|{_quoted(chr(34), 'dq')})",
+        None,
+    ),
+    (
+        ("changeuserpassword",),
+        rf"(\bchangeUserPassword[ \t]*\([ \t]*(?:'[^'\n]{{0,200}}'|\"[^\"\n]{{0,200}}\")[ \t]*,[ \t]*)({_quoted(chr(39), 'sq')}|{_quoted(chr(34), 'dq')})",
+        None,
+    ),
+    (
+        ("auth ",),
+        rf"((?:\bredis-cli\b[^\n;&|]{{0,400}}?[ \t]|:[0-9]{{1,5}}(?:\[[0-9]+\])?>[ \t]*)(?:AUTH|auth)[ \t]+(?:[^\s\"'-][^\s\"']*[ \t]+)?)(?![-$]){_VALUE}",
+        None,
+    ),
     (
         ("requirepass", "masterauth"),
         r"(?m)((?:^[ \t]*|(?<=\\n)[ \t]*|--|(?i:config[ \t]+set[ \t]+))(?:requirepass|masterauth)[ \t]+)(?!-)" + _VALUE,
@@ -1208,6 +1235,19 @@ def _mask_basic_auth(match: re.Match[str]) -> str:
     return f"{match.group(1)}{MASK}" if ":" in decoded and decoded.isprintable() else match.group(0)
 
 
+# The SQL statements that set a user's password, ending where "PASSWORD" starts (_mask_sql_password).
+_SQL_PASSWORD_BEFORE = re.compile(r"(?i:\b(?:create|alter)[ \t]+(?:user|role|login)\b[^;\n]{0,200}[ \t]|\bset[ \t]+)\Z")
+
+
+def _mask_sql_password(match: re.Match[str]) -> str:
+    """The password of ``ALTER USER bob WITH PASSWORD 'x'``, ``CREATE LOGIN … WITH PASSWORD = 'x'``, ``SET
+    PASSWORD FOR u = 'x'``: a statement that sets a user's password comes before "PASSWORD"."""
+    start = match.start()
+    if _SQL_PASSWORD_BEFORE.search(match.string, max(0, start - 300), start) is None:
+        return match.group(0)
+    return _mask_value(match)
+
+
 def _mask_ini_pass(match: re.Match[str]) -> str:
     opening, bare, closing = _unquote(match.group(2))
     return match.group(0) if _holds_no_secret(opening, bare) else f"{match.group(1)}{opening}{MASK}{closing}"
@@ -1561,6 +1601,7 @@ _REPLACERS = {
     "rclone": _mask_rclone,
     "ini pass": _mask_ini_pass,
     "basic auth": _mask_basic_auth,
+    "sql password": _mask_sql_password,
 }
 
 
