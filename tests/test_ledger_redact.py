@@ -2806,3 +2806,55 @@ def test_a_registry_s_auth_in_docker_s_config_and_a_signed_url_s_signature_are_m
 )
 def test_a_database_user_s_password_set_in_sql_mongo_or_redis_is_masked(text, kept):
     assert redact(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # What a command stores as a secret was kept where its name names none: kubectl's --from-literal,
+        # fly's, infisical's and doppler's secrets set, aws secretsmanager's --secret-string, an SSM
+        # SecureString's and az keyvault's --value, what echo pipes to gcloud secrets and vercel env add, and
+        # MinIO's secret key.
+        ("fly secrets set FOO=bar123 BAZ=qux456", "fly secrets set FOO=*** BAZ=***"),
+        ("fly secrets set -a myapp FOO=bar123", "fly secrets set -a myapp FOO=***"),
+        ("infisical secrets set FOO=bar123", "infisical secrets set FOO=***"),
+        ("doppler secrets set FOO bar123", "doppler secrets set FOO ***"),
+        (
+            "kubectl create secret generic app --from-literal=api=xyz123abc --from-literal=user=bob",
+            "kubectl create secret generic app --from-literal=api=*** --from-literal=user=***",
+        ),
+        (
+            "kubectl -n prod create secret generic app \\\n  --from-literal=url='postgres://x' \\\n  --from-literal=api=\"x 1\"",
+            "kubectl -n prod create secret generic app \\\n  --from-literal=url='***' \\\n  --from-literal=api=\"***\"",
+        ),
+        (
+            "aws secretsmanager put-secret-value --secret-id prod/db --secret-string hunter2x",
+            "aws secretsmanager put-secret-value --secret-id prod/db --secret-string ***",
+        ),
+        (
+            "aws ssm put-parameter --name /prod/db/pw --value hunter2x --type SecureString",
+            "aws ssm put-parameter --name /prod/db/pw --value *** --type SecureString",
+        ),
+        (
+            "az keyvault secret set --vault-name v --name dbpw --value hunter2x",
+            "az keyvault secret set --vault-name v --name dbpw --value ***",
+        ),
+        (
+            'echo -n "hunter2x" | gcloud secrets versions add db-pw --data-file=-',
+            'echo -n "***" | gcloud secrets versions add db-pw --data-file=-',
+        ),
+        ('echo "hunter2x" | vercel env add DB_PW production', 'echo "***" | vercel env add DB_PW production'),
+        (
+            "mc alias set myminio http://localhost:9000 minioadmin S3cretKey123",
+            "mc alias set myminio http://localhost:9000 minioadmin ***",
+        ),
+        # A ConfigMap, a file, a String parameter, a variable, a listing stay.
+        ("kubectl create configmap app --from-literal=mode=fast", None),
+        ("aws secretsmanager create-secret --name x --secret-string file://secret.json", None),
+        ("aws ssm put-parameter --name /prod/mode --value fast --type String", None),
+        ("mc alias set myminio http://localhost:9000 minioadmin $MINIO_SECRET", None),
+        ("fly secrets list; mc alias list", None),
+    ],
+)
+def test_what_a_command_stores_as_a_secret_is_masked(text, kept):
+    assert redact(text) == (text if kept is None else kept)

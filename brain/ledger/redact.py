@@ -40,7 +40,9 @@ set …_key X``, ``openssl -pass pass:X``, ``keytool -storepass X``, ``docker lo
 commands that read one on stdin (``gh auth login --with-token <<< X``, ``echo X | gh secret set N``, ``wrangler
 secret put``; ``--token <<< X``), ``mongo -p X``, ``sqlcmd -P X``, rclone's ``config create R s3 secret_access_key X``
 (``pass X``, ``key X``), ``rclone obscure X`` and rclone.conf's ``pass = X``, every
-``key=X`` of ``vault kv put`` and ``vault write``, MySQL's ``IDENTIFIED BY 'X'``, PostgreSQL's ``ALTER USER u WITH
+``key=X`` of ``vault kv put`` and ``vault write``, what a command stores as a secret (``kubectl create secret …
+--from-literal=K=X``, ``fly secrets set K=X``, ``doppler secrets set K X``, ``--secret-string X``, an SSM
+SecureString's and ``az keyvault secret set``'s ``--value X``, ``mc alias set N URL ACCESS X``), MySQL's ``IDENTIFIED BY 'X'``, PostgreSQL's ``ALTER USER u WITH
 PASSWORD 'X'`` (``CREATE ROLE``, SQL Server's ``CREATE LOGIN``, ``SET PASSWORD``), MongoDB's ``createUser({pwd: 'X'})``,
 Redis's ``AUTH X``, ``requirepass X``,
 ``ssh-keygen -N X``, ``zip -P X``, ``7z -pX``, ``smbclient -U u%X``, ``az login -p X``, ``vault login X``, ``ldapsearch -w X``, Oracle's ``sqlplus u/X@db`` and ``jdbc:oracle:thin:u/X@h``,
@@ -190,11 +192,13 @@ _GAP = r"(?:[ \t\r\n]|\\+[nrt])+"
 # The clients of a container registry whose "login" takes a password (-p, --password-stdin).
 _LOGIN = r"(?:docker|podman|buildah|skopeo|nerdctl|helm\s+registry)"
 # Commands that read a token or a secret on stdin, besides a registry login's --password-stdin: gh auth
-# login --with-token, gh secret set NAME (without --body or a file), wrangler secret put NAME.
+# login --with-token, gh secret set NAME (without --body or a file), wrangler secret put NAME, gcloud secrets
+# create NAME (versions add) --data-file=-, vercel env add NAME.
 _STDIN_READERS = (
     r"(?:\bgh[ \t]+auth[ \t]+login\b[^\n;&|<]{0,400}?--with-token\b"
     r"|\bgh[ \t]+secret[ \t]+set\b(?![^\n;&|]{0,400}?[ \t](?:--body|-b|--env-file|-f)\b)"
-    r"|\b(?:(?:npx|bunx|pnpm|yarn)[ \t]+)?wrangler[ \t]+secret[ \t]+put\b)"
+    r"|\b(?:(?:npx|bunx|pnpm|yarn)[ \t]+)?wrangler[ \t]+secret[ \t]+put\b"
+    r"|\bgcloud[ \t]+secrets[ \t]+(?:create|versions[ \t]+add)\b|\bvercel[ \t]+env[ \t]+add\b)"
 )
 # A key=value argument of vault: the key, then the value up to the next space.
 _VAULT_PAIR = rf"(?<=\s)(?!-)([\w.\-]+=)(?!@|-(?:\s|$)){_VALUE}"
@@ -681,13 +685,13 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     # --body, wrangler secret put NAME): what echo or printf pipes to them, and a here-string given to them or
     # to a registry login's --password-stdin ("<<< x"; after a secret's flag, _mask_assignments reads it).
     (
-        ("with-token", "gh secret", "secret put"),
+        ("with-token", "gh secret", "secret put", "gcloud secrets", "env add"),
         rf"(\b(?:echo|printf)(?:\s+-[neE]+)*\s+(?:\\*[\"']%s(?:\\+n)?\\*[\"']\s+)?)(?!-){_VALUE}"
         rf"(?=[ \t]*\|[ \t]*(?:sudo\s+)?{_STDIN_READERS})",
         None,
     ),
     (
-        ("password-stdin", "with-token", "gh secret", "secret put"),
+        ("password-stdin", "with-token", "gh secret", "secret put", "gcloud secrets", "env add"),
         rf"((?:{_STDIN_READERS}|\b{_LOGIN}\s+login\b[^\n;&|]{{0,400}}?--password-stdin)[^\n;&|]{{0,400}}?<<<[ \t]*)(?!-){_VALUE}",
         None,
     ),
@@ -824,6 +828,32 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     (("rclone",), r"(\brclone[ \t]+config[ \t]+(?:create|update|password)\b)([^\n;&|]{1,2000})", "rclone"),
     (("rclone",), rf"(\brclone[ \t]+(?:obscure|reveal)[ \t]+)(?![-$]){_VALUE}", None),
     (("pass",), rf"(?m)((?:^|(?<=\\n))[ \t]*pass[ \t]*=[ \t]*)(?![$#]){_VALUE}", "ini pass"),
+    # What a command stores as a secret: every --from-literal=KEY=X of kubectl's (oc's) create secret, every
+    # KEY=X of fly's (flyctl's, infisical's) secrets set and doppler's KEY X, aws secretsmanager's
+    # --secret-string X (not file://), the --value X of an SSM SecureString and of az keyvault secret set; the
+    # secret key of MinIO's mc alias set NAME URL ACCESS SECRET.
+    (
+        ("create secret",),
+        r"(\b(?:kubectl|oc)\b[^\n;&|]{0,200}?\bcreate[ \t]+secret\b)((?:[^\n;&|\\]|\\[^\n]|\\\n){1,4000})",
+        "from literal",
+    ),
+    (("secrets set",), r"(\b(?:fly|flyctl|infisical)[ \t]+secrets[ \t]+set\b)([^\n;&|]{1,2000})", "vault"),
+    (("secrets set",), rf"(\bdoppler[ \t]+secrets[ \t]+set[ \t]+[A-Za-z_][\w.-]*[ \t]+)(?![-$]){_VALUE}", None),
+    (
+        ("secret-string", "secret-binary"),
+        rf"(--secret-(?:string|binary)(?:[ \t]+|=))(?!fileb?://)(?![-$]){_VALUE}",
+        None,
+    ),
+    (
+        ("put-parameter", "keyvault secret"),
+        r"(\b(?:aws[ \t]+ssm[ \t]+put-parameter|az[ \t]+keyvault[ \t]+secret[ \t]+set)\b)([^\n;&|]{1,2000})",
+        "value flag",
+    ),
+    (
+        ("alias set", "host add"),
+        r"(\bmc[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)(?:[ \t]+[^\s-]\S*){3}[ \t]+)(?![-$])" + _VALUE,
+        None,
+    ),
     # vault kv put / patch, vault write: every key=value after the path is the secret kept
     # (its -flags, a value read from a file, @x, or from stdin, -, stay).
     (("vault",), r"(\bvault\s+(?:kv\s+(?:put|patch)|write)\b)([^\n;&|]{1,2000})", "vault"),
@@ -1248,6 +1278,23 @@ def _mask_sql_password(match: re.Match[str]) -> str:
     return _mask_value(match)
 
 
+# kubectl's --from-literal=KEY=X, the value maybe quoted (_mask_from_literal); the --value X of a command
+# (_mask_value_flag).
+_FROM_LITERAL = re.compile(rf"(--from-literal(?:=|[ \t]+)\\*[\"']?[^\s=\"'\\]+=)(?![$]){_VALUE}")
+_VALUE_FLAG = re.compile(rf"(--value(?:=|[ \t]+))(?![-$]){_VALUE}")
+
+
+def _mask_from_literal(match: re.Match[str]) -> str:
+    return match.group(1) + _FROM_LITERAL.sub(_mask_value, match.group(2))
+
+
+def _mask_value_flag(match: re.Match[str]) -> str:
+    """An SSM parameter's --value when it is a SecureString, az keyvault secret set's always."""
+    if "ssm" in match.group(1) and "securestring" not in match.group(2).lower():
+        return match.group(0)  # a String or a StringList: a setting
+    return match.group(1) + _VALUE_FLAG.sub(_mask_value, match.group(2))
+
+
 def _mask_ini_pass(match: re.Match[str]) -> str:
     opening, bare, closing = _unquote(match.group(2))
     return match.group(0) if _holds_no_secret(opening, bare) else f"{match.group(1)}{opening}{MASK}{closing}"
@@ -1602,6 +1649,8 @@ _REPLACERS = {
     "ini pass": _mask_ini_pass,
     "basic auth": _mask_basic_auth,
     "sql password": _mask_sql_password,
+    "from literal": _mask_from_literal,
+    "value flag": _mask_value_flag,
 }
 
 
