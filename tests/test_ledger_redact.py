@@ -2858,3 +2858,36 @@ def test_a_database_user_s_password_set_in_sql_mongo_or_redis_is_masked(text, ke
 )
 def test_what_a_command_stores_as_a_secret_is_masked(text, kept):
     assert redact(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # Other clients' "login -p X" (only a registry login's was read), ngrok's authtoken, what openssl passwd
+        # and mkpasswd hash, and a Wi-Fi password given to nmcli quoted were kept.
+        (
+            "oc login -u developer -p hunter2x https://api.crc.testing:6443",
+            "oc login -u developer -p *** https://api.crc.testing:6443",
+        ),
+        ("cd x && cf login -a api.x.com -u bob -p hunter2x", "cd x && cf login -a api.x.com -u bob -p ***"),
+        ('{"command":"expo login -u bob -p hunter2x"}', '{"command":"expo login -u bob -p ***"}'),
+        ("ngrok config add-authtoken 2abcDEF123ghiJKL456mnoPQR_789stuVWX", "ngrok config add-authtoken ***"),
+        ("ngrok authtoken 2abcDEF123ghiJKL456mno", "ngrok authtoken ***"),
+        ("openssl passwd -1 -salt xyz hunter2x", "openssl passwd -1 -salt xyz ***"),
+        ("useradd -p $(openssl passwd -6 hunter2x) bob", "useradd -p $(openssl passwd -6 ***) bob"),
+        ("mkpasswd -m sha-512 hunter2x", "mkpasswd -m sha-512 ***"),
+        (
+            'nmcli device wifi connect "My Net" password "correct horse"',
+            'nmcli device wifi connect "My Net" password "***"',
+        ),
+        ('nmcli con modify home wifi-sec.psk "s3cret pass"', 'nmcli con modify home wifi-sec.psk "***"'),
+        # A port, a variable, stdin, a prompt for it and prose stay.
+        ("foo login -p 8080", None),
+        ("oc login -u dev -p $OC_PASS", None),
+        ("openssl passwd -stdin < pw.txt", None),
+        ("nmcli --ask dev wifi connect MyNet", None),
+        ("the login -p flag", None),
+    ],
+)
+def test_more_clients_passwords_and_tokens_are_masked(text, kept):
+    assert redact(text) == (text if kept is None else kept)

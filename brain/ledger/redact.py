@@ -36,7 +36,8 @@ a digit or a sign, so ``password reset link`` stays; in quotes or backticks, a l
 value="x"/>``, ``:password => x``), and the password options of command-line clients
 (``mysql -pX``, ``curl -u user:X``, ``sshpass -p X``, ``redis-cli -a X``, ``aws configure
 set …_key X``, ``openssl -pass pass:X``, ``keytool -storepass X``, ``docker login -p X``,
-``echo X | docker login --password-stdin``, a token or secret piped or given as a here-string to
+``echo X | docker login --password-stdin``, other clients' ``login -p X`` (``oc``, ``cf``, ``expo`` …),
+``ngrok authtoken X``, what ``openssl passwd`` and ``mkpasswd`` hash, ``nmcli … password X``, a token or secret piped or given as a here-string to
 commands that read one on stdin (``gh auth login --with-token <<< X``, ``echo X | gh secret set N``, ``wrangler
 secret put``; ``--token <<< X``), ``mongo -p X``, ``sqlcmd -P X``, rclone's ``config create R s3 secret_access_key X``
 (``pass X``, ``key X``), ``rclone obscure X`` and rclone.conf's ``pass = X``, every
@@ -670,6 +671,29 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     (
         ("login",),
         rf"(\b{_LOGIN}\s+login\b{_SAME_COMMAND}\s-p(?:\s+|=))(?!-){_VALUE}",
+        None,
+    ),
+    # Other command-line clients' "login … -p X" (OpenShift's oc, Cloud Foundry's cf, expo, twilio …): a value
+    # of digits alone is a port's, and stays; the client's name starts a command ("the login -p flag" stays).
+    (
+        ("login",),
+        r"(?m)((?:^|(?<=[;&|(`\"])|(?<=\\n)|(?<=\$ ))[ \t]*(?:sudo[ \t]+)?"  # a command's first word
+        rf"(?!(?:docker|podman|buildah|skopeo|nerdctl|helm|the|a|an|to|your|my|this|that|its|and|or)\b)[\w.-]+[ \t]+login\b{_SAME_COMMAND}\s-p(?:\s+|=))"
+        rf"(?!-)(?![0-9]{{1,5}}(?![^\s\"';&|]))(?![$]){_VALUE}",
+        None,
+    ),
+    # ngrok's authtoken, what openssl passwd and mkpasswd hash (the password itself), a Wi-Fi password given to
+    # nmcli (quoted: "password 'correct horse'").
+    (("authtoken",), rf"(\bngrok[ \t]+(?:config[ \t]+add-authtoken|authtoken)[ \t]+)(?![-$]){_VALUE}", None),
+    (
+        ("openssl passwd", "mkpasswd"),
+        r"(\b(?:openssl[ \t]+passwd(?:[ \t]+(?:-salt[ \t]+\S+|-\w+))*|mkpasswd(?:[ \t]+(?:-[mSR][ \t]+\S+|--?[\w-]+(?:=\S+)?))*)[ \t]+)"
+        rf"(?![-$<>|&;])({_quoted(chr(34), 'dq')}|{_quoted(chr(39), 'sq')}|[^\s\"'`;&|()<>\\]+)",
+        None,
+    ),
+    (
+        ("password", "psk"),
+        rf"(\bnmcli\b{_SAME_COMMAND}[ \t](?:password|wifi-sec\.psk|802-11-wireless-security\.psk)[ \t]+)(?![-$]){_VALUE}",
         None,
     ),
     (("mongo",), rf"(\bmongo(?:sh|dump|restore|import|export|stat|top)?\b{_SAME_COMMAND}\s-p\s+)(?!-){_VALUE}", None),
