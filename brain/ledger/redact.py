@@ -677,10 +677,8 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     # of digits alone is a port's, and stays; the client's name starts a command ("the login -p flag" stays).
     (
         ("login",),
-        r"(?m)((?:^|(?<=[;&|(`\"])|(?<=\\n)|(?<=\$ ))[ \t]*(?:sudo[ \t]+)?"  # a command's first word
-        rf"(?!(?:docker|podman|buildah|skopeo|nerdctl|helm|the|a|an|to|your|my|this|that|its|and|or)\b)[\w.-]+[ \t]+login\b{_SAME_COMMAND}\s-p(?:\s+|=))"
-        rf"(?!-)(?![0-9]{{1,5}}(?![^\s\"';&|]))(?![$]){_VALUE}",
-        None,
+        rf"(login(?<=[ \t]login)\b{_SAME_COMMAND}\s-p(?:\s+|=))(?!-)(?![0-9]{{1,5}}(?![^\s\"';&|]))(?![$]){_VALUE}",
+        "client login",  # a literal first, then _mask_client_login reads the client's name before it
     ),
     # ngrok's authtoken, what openssl passwd and mkpasswd hash (the password itself), a Wi-Fi password given to
     # nmcli (quoted: "password 'correct horse'").
@@ -851,7 +849,11 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     # rclone.conf's "pass = x" at a line's start (Python's "pass" is a statement, never a name assigned).
     (("rclone",), r"(\brclone[ \t]+config[ \t]+(?:create|update|password)\b)([^\n;&|]{1,2000})", "rclone"),
     (("rclone",), rf"(\brclone[ \t]+(?:obscure|reveal)[ \t]+)(?![-$]){_VALUE}", None),
-    (("pass",), rf"(?m)((?:^|(?<=\\n))[ \t]*pass[ \t]*=[ \t]*)(?![$#]){_VALUE}", "ini pass"),
+    (
+        ("pass",),
+        rf"(pass(?:(?<![\w.$-]pass)|(?<=\\npass))[ \t]*=[ \t]*)(?![$#]){_VALUE}",
+        "ini pass",
+    ),  # a literal first: fast
     # What a command stores as a secret: every --from-literal=KEY=X of kubectl's (oc's) create secret, every
     # KEY=X of fly's (flyctl's, infisical's) secrets set and doppler's KEY X, aws secretsmanager's
     # --secret-string X (not file://), the --value X of an SSM SecureString and of az keyvault secret set; the
@@ -1319,7 +1321,27 @@ def _mask_value_flag(match: re.Match[str]) -> str:
     return match.group(1) + _VALUE_FLAG.sub(_mask_value, match.group(2))
 
 
+# A client's name before its "login", starting a command: a line's start, after a shell's operator, a "$ "
+# prompt, "sudo", a Bash tool's command string (_mask_client_login); a registry login's is read by its own rule.
+_CLIENT_BEFORE_LOGIN = re.compile(
+    r"(?:^|[\n;&|(`\"]|\\n|\$ )[ \t]*(?:sudo[ \t]+)?"
+    r"(?!(?:docker|podman|buildah|skopeo|nerdctl|helm|registry|the|a|an|to|your|my|this|that|its|and|or)[ \t])"
+    r"[\w.-]+[ \t]+\Z"
+)
+
+
+def _mask_client_login(match: re.Match[str]) -> str:
+    start = match.start()
+    if _CLIENT_BEFORE_LOGIN.search(match.string, max(0, start - 100), start) is None:
+        return match.group(0)
+    return _mask_value(match)
+
+
 def _mask_ini_pass(match: re.Match[str]) -> str:
+    """rclone.conf's ``pass = x``, "pass" starting its line (maybe a line of JSON text); with "^" first in
+    its pattern, the search tried every line's start of every text holding "pass" (6 s over 240 MB)."""
+    if not _starts_line(match.string, match.start()):
+        return match.group(0)
     opening, bare, closing = _unquote(match.group(2))
     return match.group(0) if _holds_no_secret(opening, bare) else f"{match.group(1)}{opening}{MASK}{closing}"
 
@@ -1675,6 +1697,7 @@ _REPLACERS = {
     "sql password": _mask_sql_password,
     "from literal": _mask_from_literal,
     "value flag": _mask_value_flag,
+    "client login": _mask_client_login,
 }
 
 
