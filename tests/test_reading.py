@@ -346,6 +346,19 @@ def test_a_name_no_note_answers_to_says_how_to_find_the_note(indexed, name, type
     assert out.exit_code == 1 and out.output.endswith("; did you mean 'Graph RAG'?\n") and "brain ask" not in out.output
 
 
+@pytest.mark.parametrize("past", [[], ["--as-of", "now"]])
+def test_history_of_a_name_no_note_answers_to_says_how_to_find_it_at_any_moment(indexed, past):
+    """`brain history "kafka retries"` ended with how to search for it, but with --as-of (the
+    timeline's lookup at a moment) it stopped at "no note …": the same line with or without."""
+    root, _ = indexed
+    out = CliRunner().invoke(cli, ["history", "--vault", str(root), "kafka retries", *past])
+    assert out.exit_code == 1 and out.output.count("\n") == 1, out.output
+    assert out.output == (
+        "Error: no note 'kafka retries' in this index or its history (a path, title, file name or alias): "
+        '`brain ask "kafka retries"` finds notes by what they say\n'
+    )
+
+
 def test_neighbours_shows_a_link_written_many_times_once_with_its_count(toy_vault):
     # A generated note linking [[Home]] 5,000 times printed 5,000 identical lines.
     write(toy_vault, "Log.md", "# Log\n\n" + "".join(f"entry {i} [[Home]]\n" for i in range(5000)) + "[[Ghost]]\n")

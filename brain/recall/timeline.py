@@ -663,6 +663,8 @@ def _by_its_history(store: IndexStore, ref: str, as_of: float) -> tuple[NoteMatc
     ``NoteNotFound`` saying when it did."""
     try:
         note_id = find_in_history(store, ref)
+    except NoteNotFound:
+        raise  # NoNoteNamed stays one: the CLI adds how to find the note by what it says (search_hint)
     except BrainError as exc:
         raise NoteNotFound(str(exc)) from None
     version = store.version_at(note_id, as_of)
