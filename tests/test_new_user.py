@@ -3,7 +3,6 @@ a query file of another format, the settings `brain --help` points at."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -11,6 +10,7 @@ from click.testing import CliRunner
 from brain import config
 from brain.cli import cli
 from brain.index.store import IndexStore
+from brain.index.writer_lock import lock_path
 
 
 def _index(vault: Path, model: str | None = None):
@@ -19,15 +19,20 @@ def _index(vault: Path, model: str | None = None):
 
 
 def test_a_first_index_whose_model_fails_to_load_leaves_no_index_behind(toy_vault, tmp_path):
-    """It left an empty index folder (0 notes) that `brain backup` copied as an index."""
+    """It left an empty index folder (0 notes) that `brain backup` copied as an index, and its
+    lock file beside it in the brain home."""
     broken = tmp_path / "broken-model"
     broken.mkdir()
     (broken / "config.json").write_text("{ not json", encoding="utf-8")
+    lock = lock_path(config.index_dir(toy_vault))
     for model in (str(tmp_path / "nowhere"), str(broken)):
         out = _index(toy_vault, model)
         assert out.exit_code == 1, out.output
         assert "cannot load the embedding model" in out.output
         assert not config.index_dir(toy_vault).exists(), model
+        assert not lock.exists(), model  # the lock file it made went with it: nothing left beside nothing
+    lock.touch()  # one this run did not make (an older brain's) is kept
+    assert _index(toy_vault, str(tmp_path / "nowhere")).exit_code == 1 and lock.exists()
     backup = CliRunner().invoke(cli, ["backup", str(tmp_path / "bk"), "--json"])
     assert "index.db" not in backup.output
     out = _index(toy_vault)  # the next run just works
@@ -96,3 +101,4 @@ def test_brain_help_points_at_settings_an_installed_package_has():
     assert ".env.example" not in said
     assert "the README's Configuration section lists every one with its default" in said
     assert "`brain status` names those set other than their default" in said
+

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +21,7 @@ from serve_helpers import LAUNCHER, holding, served, wait_until
 from brain import config
 from brain.cli import cli
 from brain.index.indexer import index_vault
-from brain.index.writer_lock import flock_holder, lock_path
+from brain.index.writer_lock import VaultLocked, flock_holder, lock_path, vault_lock
 from brain.server import runtime
 
 WAITING = "waiting for another brain process indexing this vault"
@@ -206,3 +207,33 @@ def test_a_wait_of_nan_seconds_is_refused(indexed, command):
     # nan passed FloatRange (it is neither below 0 nor above anything) and waited for ever.
     result = _invoke(*command, "--vault", str(indexed), "--wait", "nan")
     assert result.exit_code == 2 and "'nan' is not a number of seconds" in result.output
+
+
+def test_a_writer_waiting_on_a_lock_file_its_holder_removed_takes_the_file_there_now(tmp_path):
+    """A first `brain index` that fails removes the lock file it made; a second one waiting on that
+    file meanwhile was given the lock on a file no longer at its path, while a third made a new file
+    there and held it too: two writers of one index. The waiter takes the file at the path."""
+    directory = tmp_path / "vaults" / "notes-0123456789"
+    waiting, holding, done = threading.Event(), threading.Event(), threading.Event()
+
+    def second() -> None:
+        with vault_lock(directory, wait=60, waiting=lambda _pid: waiting.set()):
+            holding.set()
+            done.wait(60)
+
+    first = vault_lock(directory)
+    first.__enter__()
+    thread = threading.Thread(target=second, daemon=True)
+    thread.start()
+    try:
+        assert waiting.wait(60)  # the second has the file open, waiting for it
+        lock_path(directory).unlink()  # as the first removes it (HeldLock.drop_file), still held
+        first.__exit__(None, None, None)
+        assert holding.wait(60)
+        with pytest.raises(VaultLocked), vault_lock(directory):  # a third writer finds the index held
+            pass
+    finally:
+        done.set()
+        thread.join(60)
+    with vault_lock(directory):  # and free once the second is done
+        pass

@@ -200,7 +200,7 @@ def index_vault(
     root = resolve_vault(vault)
     model_name = model_name or (embedder.name if embedder else config.embed_model_name())
     directory = config.index_dir(root)
-    with index_errors(directory, root), vault_lock(directory, wait=wait, waiting=waiting):
+    with index_errors(directory, root), vault_lock(directory, wait=wait, waiting=waiting) as held:
         if rebuild:
             report = rebuild_beside(
                 root,
@@ -223,12 +223,14 @@ def index_vault(
                 report = _index_into(root, store, model_name, embedder, load, progress, verify, retry)
             except BaseException:
                 # A first run that failed before its first note (the model did not load) left
-                # an empty index that `brain status` showed and `brain backup` copied as one
+                # an empty index that `brain status` showed and `brain backup` copied as one,
+                # and the lock file beside it, which nothing read
                 if first and _holds_nothing(store):
                     import shutil  # not at start-up (`brain status`, a no-op index)
 
                     store.close()
                     shutil.rmtree(directory, ignore_errors=True)
+                    held.drop_file()
                 raise
             finally:
                 store.close()

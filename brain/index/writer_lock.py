@@ -37,55 +37,88 @@ def lock_path(directory: Path) -> Path:
 LOOK_EVERY = 0.1  # seconds between two tries of a writer waiting for the lock
 
 
+class HeldLock:
+    """The vault's writer lock, held: ``drop_file`` removes its file where this process made it."""
+
+    def __init__(self, path: Path | None = None, fd: int = -1, made: bool = False) -> None:
+        self.path, self._fd, self._made = path, fd, made
+
+    def drop_file(self) -> None:
+        """Remove the lock file, still held, where this run made it and it is still the file at its
+        path (a first `brain index` that failed and removed the index folder it made: the file was
+        left beside nothing). A writer that opened it meanwhile finds it gone once it holds it and
+        takes the file there then (``vault_lock``); a file this run did not make is kept."""
+        if self.path is None or not self._made:
+            return
+        with contextlib.suppress(OSError):
+            if os.path.samestat(os.fstat(self._fd), os.lstat(self.path)):
+                self.path.unlink()
+
+
 @contextlib.contextmanager
 def vault_lock(
     target: IndexStore | Path, *, wait: float = 0.0, waiting: Callable[[int | None], None] | None = None
-) -> Iterator[None]:
+) -> Iterator[HeldLock]:
     """One writer per vault index, rebuilds included. Readers never need it (SQLite WAL,
     a FAISS cache checked against the database, folders swapped whole).
 
     Held by another process: ``VaultLocked`` at once, or, with ``wait`` seconds, once they
     have passed without it coming free; ``waiting`` is told when the wait begins, with the
-    holder's pid when the system says it (``flock_holder``)."""
+    holder's pid when the system says it (``flock_holder``). A lock taken on a file no longer
+    at its path (its holder removed it, ``HeldLock.drop_file``) is let go and the file there
+    now taken: two writers never hold two files."""
     directory = target.directory if isinstance(target, IndexStore) else target
     try:
         import fcntl
     except ImportError:  # Windows: SQLite's own locking still keeps the data consistent
-        yield
+        yield HeldLock()
         return
     config.private_folder(directory.parent)
-    with os.fdopen(_open_lock(lock_path(directory)), "a") as handle:
-        deadline: float | None = None
-        while True:
+    path = lock_path(directory)
+    deadline: float | None = None
+    while True:
+        fd, made = _open_lock(path)
+        with os.fdopen(fd, "a") as handle:
+            while True:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError as exc:
+                    now = time.monotonic()
+                    if deadline is None and wait > 0:
+                        deadline = now + wait
+                        if waiting is not None:
+                            waiting(flock_holder(handle.fileno()))
+                    if deadline is None or now >= deadline:
+                        # the holder named here too: with --wait 0 or --quiet no waiting line named it
+                        raise VaultLocked(directory, wait, flock_holder(handle.fileno())) from exc
+                    # polled, not a blocking flock: that one no timeout can end, and Ctrl-C here
+                    # is click's "Aborted!"
+                    time.sleep(min(LOOK_EVERY, deadline - now))
             try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError as exc:
-                now = time.monotonic()
-                if deadline is None and wait > 0:
-                    deadline = now + wait
-                    if waiting is not None:
-                        waiting(flock_holder(handle.fileno()))
-                if deadline is None or now >= deadline:
-                    # the holder named here too: with --wait 0 or --quiet no waiting line named it
-                    raise VaultLocked(directory, wait, flock_holder(handle.fileno())) from exc
-                # polled, not a blocking flock: that one no timeout can end, and Ctrl-C here
-                # is click's "Aborted!"
-                time.sleep(min(LOOK_EVERY, deadline - now))
-        yield
+                current = os.path.samestat(os.fstat(fd), os.lstat(path))
+            except FileNotFoundError:
+                current = False
+            if current:
+                yield HeldLock(path, fd, made)
+                return
 
 
-def _open_lock(path: Path) -> int:
-    """The lock file, opened to append (made if missing): a FIFO in its place was waited on for
-    a reader forever, a folder was Python's IsADirectoryError; either, and a file this user may
-    not open, is ``UnusableFileError`` naming it."""
-    problem = None
+def _open_lock(path: Path) -> tuple[int, bool]:
+    """The lock file, opened to append (made if missing), and whether this call made it: a FIFO
+    in its place was waited on for a reader forever, a folder was Python's IsADirectoryError;
+    either, and a file this user may not open, is ``UnusableFileError`` naming it."""
+    problem, made = None, False
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NONBLOCK
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NONBLOCK, 0o666)
+        try:
+            fd, made = os.open(path, flags | os.O_EXCL, 0o666), True
+        except FileExistsError:
+            fd = os.open(path, flags, 0o666)
     except OSError as exc:
         problem, fd = exc, -1
     if fd >= 0 and stat.S_ISREG(os.fstat(fd).st_mode):
-        return fd
+        return fd, made
     if fd >= 0:
         os.close(fd)
     from ..file_state import unusable
