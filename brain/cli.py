@@ -353,7 +353,7 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     # a tab was left for the terminal (terminal_safe keeps both): paths are written as they are,
     # their breaks escaped (literal), other text from the vault spaced on its row (in_column).
     echo(f"vault:  {literal(str(st.vault))}")
-    echo(f"index:  {literal(str(st.index_dir))}")
+    echo(f"index:  {literal(str(st.index_dir))}" + ("" if st.indexed else "  (none yet)"))
     echo(f"model:  {st.model or '(nothing indexed yet)'}" + (f" (dim {st.dim})" if st.dim else ""))
     echo(f"notes:  {st.notes}   chunks: {st.chunks}")
     echo(
@@ -362,7 +362,13 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     )
     p = st.pending
     stale = sum(p.values())
-    todo = "run `brain index --rebuild`" if st.settings_mismatch else "run `brain index`" if stale else "up to date"
+    todo = (
+        "run `brain index --rebuild`"
+        if st.settings_mismatch
+        else "run `brain index`"
+        if stale or not st.indexed
+        else "up to date"
+    )
     if stale and st.indexing and not st.settings_mismatch:  # "run `brain index`" read as if nothing were
         todo = "being indexed now"
     if stale and st.newer:  # `brain index` refuses it

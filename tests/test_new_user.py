@@ -3,6 +3,7 @@ a query file of another format, the settings `brain --help` points at."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -102,3 +103,20 @@ def test_brain_help_points_at_settings_an_installed_package_has():
     assert "the README's Configuration section lists every one with its default" in said
     assert "`brain status` names those set other than their default" in said
 
+
+def test_status_says_in_a_key_whether_there_is_an_index(toy_vault, tmp_path):
+    """`brain status --json` before the first `brain index` told it only by a null model, and the
+    text of an empty folder said `(up to date)` where `brain ask` says "no index yet": a key a
+    script reads (`jq -e .indexed`), and the text says none yet."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for vault in (toy_vault, empty):
+        out = CliRunner().invoke(cli, ["status", "--vault", str(vault), "--json"])
+        assert out.exit_code == 0 and json.loads(out.output)["indexed"] is False, out.output
+        text = CliRunner().invoke(cli, ["status", "--vault", str(vault)]).output
+        assert text.splitlines()[1].endswith("  (none yet)") and "up to date" not in text, text
+        assert _index(vault).exit_code == 0
+        out = CliRunner().invoke(cli, ["status", "--vault", str(vault), "--json"])
+        assert json.loads(out.output)["indexed"] is True
+        text = CliRunner().invoke(cli, ["status", "--vault", str(vault)]).output
+        assert "none yet" not in text and "(up to date)" in text, text

@@ -44,6 +44,9 @@ class VaultStatus:
     indexing: dict[str, int | None] | None = None
     # a newer brain upgraded the index: what is said of it (read as it is, never written)
     newer: str | None = None
+    # an index is there (index.db, as `brain ask` asks): False before the first `brain index`,
+    # which a script tells by this key (`jq -e .indexed`), not by the text or the exit status
+    indexed: bool = True
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -114,6 +117,7 @@ def _status(root: Path, store: IndexStore, *, indexed: bool = True) -> VaultStat
         settings_mismatch=mismatches,
         indexing=indexing_now(store.directory),
         newer=newer_index_message(store.directory / INDEX_FILE, store.newer, reading=True) if store.newer else None,
+        indexed=indexed,
     )
 
 
