@@ -692,6 +692,26 @@ def test_a_csv_line_or_two_objects_on_a_line_are_named_not_json_s_words(tmp_path
     ]
 
 
+def test_a_line_of_words_holding_a_comma_is_not_called_csv(tmp_path):
+    """Any line with a comma was "it looks like CSV": a file of sentences, or one sentence among
+    the JSON lines, was named a spreadsheet's; CSV is said of a file whose lines all are, as a
+    spreadsheet writes them, quoted fields and all."""
+    write(tmp_path / "v", "a.md", "# A\n")
+    path = tmp_path / "q.jsonl"
+    csv = "not a JSON object: it looks like CSV (comma-separated values); write one JSON object per line"
+    cases = {
+        "Which note says how memory works, and why?\nThe one on graphs, I think.\n": "not valid JSON (Expecting value",
+        json.dumps(LINE) + "\nAlso this one, by the way\n": "not valid JSON (Expecting value",
+        'id,query,relevant\nq1,"apples, pears",a.md\n': csv,
+    }
+    for text, said in cases.items():
+        path.write_text(text)
+        with pytest.raises(QueryFileError) as caught:
+            load_queries(path, tmp_path / "v")
+        problems = [p for p in caught.value.problems if p.startswith("line ")]
+        assert problems and all(p.split(": ", 1)[1].startswith(said) for p in problems), (text, problems)
+
+
 def test_a_relevant_note_linked_to_a_file_that_is_no_note_is_listed(tmp_path):
     """The walk skips a note whose link leads to a file that is no note (Key.md to a .txt out
     of the vault); the query file's check, a copy of older rules, took it for a note."""

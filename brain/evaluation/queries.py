@@ -128,14 +128,16 @@ def _parse(text: str) -> _Parsed:
     # Lines end at "\n", "\r\n" or "\r" (none of them raw in a JSON string) and nothing else:
     # splitlines() also splits at U+2028, U+0085 and other separators that JSON allows raw
     # inside a string (text pasted from a web page).
-    for number, raw in enumerate(re.split(r"\r\n|\r|\n", text), start=1):
+    lines = re.split(r"\r\n|\r|\n", text)
+    comma_separated = _comma_separated(lines)
+    for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
         json_like = json_like or raw.lstrip().startswith("{")
         try:
             record = json.loads(raw)
         except json.JSONDecodeError as exc:
-            parsed.problems.append(f"line {number}: {_not_json(raw, exc)}")
+            parsed.problems.append(f"line {number}: {_not_json(raw, exc, comma_separated)}")
             continue
         except RecursionError:
             parsed.problems.append(f"line {number}: not valid JSON (nested too deeply)")
@@ -206,14 +208,30 @@ def _json_kind(value: object) -> str:
     return next((name for kind, name in kinds if isinstance(value, kind)), type(value).__name__)
 
 
-def _not_json(raw: str, exc: json.JSONDecodeError) -> str:
+def _not_json(raw: str, exc: json.JSONDecodeError, comma_separated: bool) -> str:
     """Why a line is not one JSON object, in the words of what it looks like: a CSV line
-    (q1,"what",a.md) was "Extra data at column 3", JSON's words for text after a value."""
-    if not raw.lstrip().startswith(("{", "[")) and "," in raw:
+    (q1,"what",a.md) was "Extra data at column 3", JSON's words for text after a value. CSV is
+    said of a file's lines only where they all are (``_comma_separated``): a sentence holding a
+    comma was called CSV too."""
+    if comma_separated and not raw.lstrip().startswith(("{", "[")):
         return "not a JSON object: it looks like CSV (comma-separated values); write one JSON object per line"
     if exc.msg == "Extra data":
         return f"more than one JSON value: another begins at column {exc.colno} (write one query object per line)"
     return f"not valid JSON ({exc.msg} at column {exc.colno})"
+
+
+def _comma_separated(lines: list[str]) -> bool:
+    """Whether the lines that do not begin JSON (``{``, ``[``) are all CSV's: two fields or more
+    each, none begun by a space (a spreadsheet writes `1,apples,a.md`; a sentence's comma is
+    followed by a space, "Which note, and why?"). False where there are none."""
+    import csv  # `brain eval` alone reads query files
+
+    rows = [line.strip() for line in lines if line.strip() and not line.lstrip().startswith(("{", "["))]
+    try:
+        fields = list(csv.reader(rows))
+    except csv.Error:  # a NUL, a field past csv's limit: no spreadsheet's
+        return False
+    return bool(fields) and all(len(row) >= 2 and not any(f[:1].isspace() for f in row) for row in fields)
 
 
 def _one_json_array(text: str) -> bool:
