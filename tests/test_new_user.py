@@ -4,6 +4,7 @@ a query file of another format, the settings `brain --help` points at."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -14,9 +15,9 @@ from brain.index.store import IndexStore
 from brain.index.writer_lock import lock_path
 
 
-def _index(vault: Path, model: str | None = None):
+def _index(vault: Path, model: str | None = None, *args: str):
     env = {"BRAIN_EMBED_MODEL": model} if model else None
-    return CliRunner().invoke(cli, ["index", "-q", "--vault", str(vault)], env=env)
+    return CliRunner().invoke(cli, ["index", "-q", "--vault", str(vault), *args], env=env)
 
 
 def test_a_first_index_whose_model_fails_to_load_leaves_no_index_behind(toy_vault, tmp_path):
@@ -26,12 +27,13 @@ def test_a_first_index_whose_model_fails_to_load_leaves_no_index_behind(toy_vaul
     broken.mkdir()
     (broken / "config.json").write_text("{ not json", encoding="utf-8")
     lock = lock_path(config.index_dir(toy_vault))
-    for model in (str(tmp_path / "nowhere"), str(broken)):
-        out = _index(toy_vault, model)
+    for model, args in ((str(tmp_path / "nowhere"), ()), (str(broken), ()), (str(broken), ("--rebuild",))):
+        out = _index(toy_vault, model, *args)
         assert out.exit_code == 1, out.output
         assert "cannot load the embedding model" in out.output
         assert not config.index_dir(toy_vault).exists(), model
-        assert not lock.exists(), model  # the lock file it made went with it: nothing left beside nothing
+        # the lock file it made went with it: nothing of it is left in the brain home
+        assert os.listdir(lock.parent) == [], (model, args)
     lock.touch()  # one this run did not make (an older brain's) is kept
     assert _index(toy_vault, str(tmp_path / "nowhere")).exit_code == 1 and lock.exists()
     backup = CliRunner().invoke(cli, ["backup", str(tmp_path / "bk"), "--json"])

@@ -47,7 +47,7 @@ from .health import index_errors, refuse_lost_meta
 from .history import Recorder
 from .linking import resolve_links
 from .rebuild import rebuild as rebuild_beside
-from .rebuild import remove_leftovers, say_kept
+from .rebuild import rebuild_dir, remove_leftovers, say_kept
 from .settings_fit import check_model
 from .store import IndexStore, StoredVector
 from .writer_lock import vault_lock
@@ -201,40 +201,46 @@ def index_vault(
     model_name = model_name or (embedder.name if embedder else config.embed_model_name())
     directory = config.index_dir(root)
     with index_errors(directory, root), vault_lock(directory, wait=wait, waiting=waiting) as held:
-        if rebuild:
-            report = rebuild_beside(
-                root,
-                directory,
-                model_name,
-                lambda store: _index_into(root, store, model_name, embedder, load, progress),
-                keep_history=keep_history,
-            )
-        else:
-            kept = remove_leftovers(directory)
-            first = not directory.exists()
-            store = IndexStore.open(directory)
-            try:
-                # A pass over an index short of a table it does not read this time (nothing
-                # changed) said nothing, and one over history without its texts recorded
-                # versions whose text was not kept: refused before it changes anything
-                lacking = store.missing_tables_message(root)
-                if lacking:
-                    raise IndexDamagedError(lacking)
-                report = _index_into(root, store, model_name, embedder, load, progress, verify, retry)
-            except BaseException:
-                # A first run that failed before its first note (the model did not load) left
-                # an empty index that `brain status` showed and `brain backup` copied as one,
-                # and the lock file beside it, which nothing read
-                if first and _holds_nothing(store):
-                    import shutil  # not at start-up (`brain status`, a no-op index)
+        try:
+            if rebuild:
+                report = rebuild_beside(
+                    root,
+                    directory,
+                    model_name,
+                    lambda store: _index_into(root, store, model_name, embedder, load, progress),
+                    keep_history=keep_history,
+                )
+            else:
+                kept = remove_leftovers(directory)
+                first = not directory.exists()
+                store = IndexStore.open(directory)
+                try:
+                    # A pass over an index short of a table it does not read this time (nothing
+                    # changed) said nothing, and one over history without its texts recorded
+                    # versions whose text was not kept: refused before it changes anything
+                    lacking = store.missing_tables_message(root)
+                    if lacking:
+                        raise IndexDamagedError(lacking)
+                    report = _index_into(root, store, model_name, embedder, load, progress, verify, retry)
+                except BaseException:
+                    # A first run that failed before its first note (the model did not load) left
+                    # an empty index that `brain status` showed and `brain backup` copied as one
+                    if first and _holds_nothing(store):
+                        import shutil  # not at start-up (`brain status`, a no-op index)
 
+                        store.close()
+                        shutil.rmtree(directory, ignore_errors=True)
+                    raise
+                finally:
                     store.close()
-                    shutil.rmtree(directory, ignore_errors=True)
-                    held.drop_file()
-                raise
-            finally:
-                store.close()
-            say_kept(report, kept)
+                say_kept(report, kept)
+        except BaseException:
+            # A first run, plain or --rebuild, that failed before its first note leaves no index
+            # folder (removed above; the stopped rebuild's, by the rebuild) and left the lock file
+            # it made beside nothing, which nothing read: it goes too (only one this run made)
+            if not os.path.lexists(directory) and not os.path.lexists(rebuild_dir(directory)):
+                held.drop_file()
+            raise
     report.seconds = round(time.perf_counter() - started, 3)
     return report
 
