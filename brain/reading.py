@@ -17,6 +17,7 @@ import re
 import stat
 import time
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -136,10 +137,18 @@ def match_note(store: NoteNames, ref: str) -> NoteMatch:
     if loose:
         taken = nearest(loose, "")
         return NoteMatch(taken, tuple(p for p in loose if p != taken))
-    names = sorted({title for _, title in titles})
-    close = difflib.get_close_matches(normal, names, n=3, cutoff=0.6)
+    raise no_note_named(ref, "in the index (by path, title or alias)", (title for _, title in titles), normal)
+
+
+def no_note_named(ref: str, where: str, titles: Iterable[str], looked_for: str | None = None) -> NoNoteNamed:
+    """The error for a name no note answers to, ``where`` saying where it was looked for: with
+    the titles near it (near ``looked_for``, the name as it was looked up; ``ref`` stripped),
+    for `brain note`, `brain neighbours` and `brain history` at any moment alike; else
+    ``suggested`` False (the CLI then says how to find the note by what it says)."""
+    wanted = ref.strip() if looked_for is None else looked_for
+    close = difflib.get_close_matches(wanted, sorted(set(titles)), n=3, cutoff=0.6)
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    raise NoNoteNamed(f"no note {quoted(ref)} in the index (by path, title or alias){hint}", suggested=bool(close))
+    return NoNoteNamed(f"no note {quoted(ref)} {where}{hint}", suggested=bool(close))
 
 
 def _loose(name: str) -> str:

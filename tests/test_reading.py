@@ -349,13 +349,20 @@ def test_a_name_no_note_answers_to_says_how_to_find_the_note(indexed, name, type
 @pytest.mark.parametrize("past", [[], ["--as-of", "now"]])
 def test_history_of_a_name_no_note_answers_to_says_how_to_find_it_at_any_moment(indexed, past):
     """`brain history "kafka retries"` ended with how to search for it, but with --as-of (the
-    timeline's lookup at a moment) it stopped at "no note …": the same line with or without."""
+    timeline's lookup at a moment) it stopped at "no note …": the same line with or without; and
+    a near name was suggested by `brain note` alone."""
     root, _ = indexed
     out = CliRunner().invoke(cli, ["history", "--vault", str(root), "kafka retries", *past])
     assert out.exit_code == 1 and out.output.count("\n") == 1, out.output
     assert out.output == (
         "Error: no note 'kafka retries' in this index or its history (a path, title, file name or alias): "
         '`brain ask "kafka retries"` finds notes by what they say\n'
+    )
+    # a near name: that suggestion alone, as `brain note` makes it (it made none)
+    out = CliRunner().invoke(cli, ["history", "--vault", str(root), "Grpah RAG", *past])
+    assert out.output == (
+        "Error: no note 'Grpah RAG' in this index or its history (a path, title, file name or alias); "
+        "did you mean 'Graph RAG'?\n"
     )
 
 

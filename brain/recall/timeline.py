@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import BrainError, EmptyNoteName, quoted
+from ..errors import BrainError, EmptyNoteName
 from ..index.health import built_index_dir, index_errors
 from ..index.history import before_history
 from ..index.store import EdgeRow, IndexStore, VersionRow
@@ -29,13 +29,13 @@ from ..notes import decode, split_frontmatter
 from ..reading import (
     DEFAULT_MAX_CHARS,
     NamesThen,
-    NoNoteNamed,
     NoteMatch,
     NoteNotFound,
     OutsideVault,
     check_reference,
     inside_vault,
     match_note,
+    no_note_named,
     shaped_note,
 )
 from ..text import in_column, literal, shell_word
@@ -272,7 +272,8 @@ def _find(
     # No title or old name either: an absolute path, a `..` step or a NUL is refused as get_note
     # and `brain note` refuse it, not "no note" (as if brain had looked for it there).
     check_reference(wanted)
-    raise NoNoteNamed(f"no note {quoted(wanted)} in this index or its history (a path, title, file name or alias)")
+    where = "in this index or its history (a path, title, file name or alias)"
+    raise no_note_named(wanted, where, (v.title for v in latest.values()))
 
 
 def _versions(store: IndexStore, versions: list[VersionRow], start: int = 0) -> list[VersionEntry]:
