@@ -60,8 +60,17 @@ class Skipped:
 def resolve_vault(vault: str | os.PathLike[str] | None) -> Path:
     """The vault folder from an argument or ``BRAIN_VAULT``; a clear error when it is not one."""
     path = vault_path(vault)
-    if not path.exists():
-        raise ConfigError(f"vault not found: {path}{_given_by(vault)}: check the path; {_name_the_vault(vault)}")
+    try:
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        raise ConfigError(
+            f"vault not found: {path}{_given_by(vault)}: check the path; {_name_the_vault(vault)}"
+        ) from None
+    except OSError as exc:  # a name longer than the system takes (ENAMETOOLONG) was a traceback
+        raise ConfigError(
+            f"vault cannot be reached: {quoted(os.fspath(path))}{_given_by(vault)} ({exc.strerror}): "
+            f"check the path; {_name_the_vault(vault)}"
+        ) from None
     if not path.is_dir():
         raise ConfigError(f"vault is not a folder: {path}{_given_by(vault)}: {_name_the_vault(vault)}")
     return path

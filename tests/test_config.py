@@ -245,6 +245,20 @@ def test_a_vault_not_found_names_brain_vault_and_the_file_setting_it(monkeypatch
     )
 
 
+@pytest.mark.parametrize("command", [["status"], ["note", "x"], ["history", "x"], ["ask", "x"], ["index"]])
+def test_a_vault_path_too_long_for_the_system_is_one_line(tmp_path, command):
+    """--vault of 5,000 characters (a paste gone wrong) was OSError's traceback, "File name too
+    long", from the check that the vault exists: one line, the path cut, how to name the vault."""
+    out = CliRunner().invoke(cli, [*command, "--vault", str(tmp_path / ("a" * 5000))])
+    assert out.exit_code == 1 and isinstance(out.exception, SystemExit), out.output
+    assert out.output.startswith("Error: vault cannot be reached: '") and out.output.count("\n") == 1, out.output
+    assert out.output.endswith(
+        "characters) (File name too long): check the path; --vault takes the folder of notes"
+        " (BRAIN_VAULT names it for every command)\n"
+    )
+    assert len(out.output) < 300
+
+
 def test_a_vault_not_found_says_how_to_name_the_vault(monkeypatch, tmp_path):
     """`vault not found: PATH` said the path and no more: it says to check it and how to name the
     vault instead, by where the path came from (--vault, BRAIN_VAULT, BRAIN_VAULT set in a .env
