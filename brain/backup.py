@@ -38,7 +38,7 @@ from pathlib import Path
 
 from . import config
 from .db import kept_aside_dir
-from .errors import BrainError, ConfigError, NoIndexError, NoSpaceError, NotWritableError
+from .errors import BrainError, ConfigError, NoIndexError, NoSpaceError, NotWritableError, quoted
 from .file_state import unreachable, unusable
 from .index.connections import connect_unswapped
 from .index.files import INDEX_FILE, RETIRED_SUFFIX
@@ -406,6 +406,14 @@ def _destination(destination: str | os.PathLike[str]) -> Path:
     path = config.user_path("DEST", raw).absolute()
     if path.name in ("", ".", ".."):
         raise ConfigError(f"{raw!r} names no new folder: name one, e.g. {shell_word(str(Path(raw) / 'brain-backup'))}")
+    try:
+        os.lstat(path)
+    except OSError as exc:  # a name longer than the system takes (a paste gone wrong) was a traceback
+        if exc.errno == errno.ENAMETOOLONG:
+            raise ConfigError(
+                f"cannot back up to {quoted(str(path))}: {exc.strerror} (a name in it longer than the system takes): "
+                "name a new folder, e.g. `brain backup ~/brain-backup`"
+            ) from None
     if not path.parent.is_dir():
         if not path.parent.exists():  # was "is not a folder" for one not there: make it first, with what
             raise BackupError(

@@ -571,6 +571,19 @@ def test_a_disk_filled_midway_that_sqlite_calls_an_io_error_is_said_full(toy_vau
     assert "is full" in out and "make space there" in out
 
 
+@pytest.mark.parametrize("tail", ["", "/x"])
+def test_a_dest_whose_name_is_too_long_for_the_system_is_one_line(tmp_path, brain_home, tail):
+    """`brain backup` to a name of 5,000 characters (a paste gone wrong) was OSError's traceback,
+    "File name too long", from the check of what is at DEST."""
+    out = CliRunner().invoke(cli, ["backup", str(tmp_path / ("a" * 5000)) + tail])
+    assert out.exit_code == 1 and isinstance(out.exception, SystemExit), out.output
+    assert out.output.count("\n") == 1 and len(out.output) < 300, out.output
+    assert out.output.startswith("Error: cannot back up to '") and out.output.endswith(
+        ": File name too long (a name in it longer than the system takes): name a new folder, "
+        "e.g. `brain backup ~/brain-backup`\n"
+    )
+
+
 def test_a_file_too_large_for_dest_names_the_cause_and_the_fix(tmp_path):
     import errno
 
