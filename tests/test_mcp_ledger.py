@@ -234,3 +234,12 @@ def test_brain_status_counts_the_turns_recorded_and_says_when_the_last_began(toy
     _seed(config.db_path())
     lines = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)]).stdout.splitlines()
     assert "ledger: 3 turns recorded, the last begun 2026-11-29 09:30 UTC" in lines, lines
+
+
+def test_status_says_whether_there_is_an_index_as_brain_status_json_does(toy_vault):
+    # an agent told the vault has no index yet by a key, not by reading nulls and zeros
+    before = _answer(mcp_call(toy_vault, "status", {}))
+    assert before["indexed"] is False and _status_json(toy_vault)["indexed"] is False
+    _index(toy_vault)
+    after = _answer(mcp_call(toy_vault, "status", {}))
+    assert after["indexed"] is True and _status_json(toy_vault)["indexed"] is True

@@ -602,6 +602,7 @@ def _status(root: Path, backend: Backend) -> dict[str, Any]:
     server = client.status(root) if backend.use_server else None
     return {
         "vault": st.vault,
+        "indexed": st.indexed,  # as `brain status --json`: no index yet is a key, not nulls to read
         "model": st.model,
         "notes": st.notes,
         "chunks": st.chunks,
