@@ -741,3 +741,11 @@ def test_a_folder_as_the_query_file_says_so(tmp_path):
     write(tmp_path / "v", "a.md", "# A\n")
     with pytest.raises(QueryFileError, match=r"^the query file .* is a folder: name the JSON Lines file in it$"):
         load_queries(tmp_path / "v")
+
+
+def test_a_query_file_named_longer_than_the_system_takes_is_one_short_line(tmp_path):
+    # a pasted 5,000-character path was printed whole, twice (brain's words and OSError's own)
+    named = tmp_path / ("q" * 5000 + ".jsonl")
+    out = CliRunner().invoke(cli, ["eval", str(named), "--vault", str(tmp_path)])
+    assert out.exit_code == 1 and len(out.output.splitlines()) == 1, out.output
+    assert len(out.output) < 300 and "File name too long" in out.output and "q.jsonl" in out.output, out.output

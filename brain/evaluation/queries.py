@@ -21,7 +21,7 @@ import unicodedata
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
-from ..errors import BrainError, asks_nothing
+from ..errors import BrainError, asks_nothing, quoted
 from ..text import one_line, valid_unicode
 from ..vault import IgnoreRules, left_out_now, load_ignore, scan
 
@@ -66,7 +66,8 @@ def load_queries(path: str | os.PathLike[str], vault: str | os.PathLike[str] | N
     except FileNotFoundError as exc:
         raise QueryFileError(f"query file not found: {source}") from exc
     except OSError as exc:
-        raise QueryFileError(f"cannot read the query file {source}: {exc}") from exc
+        # OSError's own words name the path again: a pasted 5,000-character one was printed twice whole
+        raise QueryFileError(f"cannot read the query file {quoted(str(source))}: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
         raise QueryFileError(f"cannot read the query file {source}: it is not UTF-8 ({exc})") from exc
     parsed = _parse(text)
