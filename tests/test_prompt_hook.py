@@ -360,6 +360,11 @@ def test_no_vault_prints_nothing_and_says_why(tmp_path):
     proc = run_prompt_hook(json.dumps(_payload()).encode(), Path("~nosuchuser-of-brain/x"))  # pathlib: RuntimeError
     assert proc.returncode == 0 and proc.stdout == b""
     assert _rows()[2]["reason"] == "no-vault" and "names the home of no user here" in _rows()[2]["detail"]
+    # a path longer than the system takes: the same no-vault row, not a traceback in hook.log
+    proc = run_prompt_hook(json.dumps(_payload()).encode(), tmp_path / ("v" * 5000))
+    assert proc.returncode == 0 and proc.stdout == b"" and "Traceback" not in _log(), _log()
+    assert _rows()[3]["reason"] == "no-vault" and "File name too long" in _rows()[3]["detail"]
+    assert len(_rows()[3]["detail"]) < 300
 
 
 def test_a_stale_server_record_is_no_server(indexed):

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import config
-from ..errors import ConfigError
+from ..errors import ConfigError, quoted
 from ..ledger.hook import MAX_STDIN, hook_json, load_settings_under_watchdog, log, oversized_field, read_input
 from ..ledger.redact import redact
 from ..ledger.store import utc_now
@@ -361,8 +361,12 @@ def _vault() -> Path | str:
     if not value:
         return "no vault: set BRAIN_VAULT, or run `brain hook install --prompt --vault PATH`"
     path = Path(value)
-    if not path.is_dir():
-        return f"vault not found: {path}" if not path.exists() else f"vault is not a folder: {path}"
+    try:
+        is_dir, exists = path.is_dir(), path.exists()
+    except OSError as exc:  # a name longer than the system takes was a traceback in hook.log
+        return f"vault cannot be reached: {quoted(value)} ({exc.strerror})"
+    if not is_dir:
+        return f"vault not found: {path}" if not exists else f"vault is not a folder: {path}"
     return path.resolve()
 
 
