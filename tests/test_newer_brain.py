@@ -33,7 +33,7 @@ from brain.cli import cli
 from brain.db import NewerLedger, kept_aside_dir, open_db
 from brain.db_migrations import MIGRATIONS
 from brain.errors import BrainError, NewerDatabaseError
-from brain.index import background, fts_merge, postings_due, vectors
+from brain.index import background, fts_merge, postings_child, postings_due, vectors
 from brain.index import store as store_module
 from brain.index.files import RECALL_CACHE_FILE
 from brain.index.health import index_errors
@@ -640,6 +640,29 @@ def test_a_postings_child_started_before_the_upgrade_leaves_nothing_in_the_newer
             child.wait()
     assert NEWER.encode() in err, err  # refused, not built
     assert _folder(toy_vault) == before, err
+    conn = sqlite3.connect(_index_db(toy_vault))
+    assert conn.execute("SELECT value FROM meta WHERE key = 'postings_stamp'").fetchone() is None
+    conn.close()
+
+
+def test_an_upgrade_landing_as_the_index_is_opened_leaves_nothing_in_it(toy_vault, monkeypatch):
+    """The test above, its race made certain: the newer brain's upgrade lands after the open
+    looked at the record of migrations and before it counted them (as it did under load, the
+    child niced). The count took the newer migration for this code's own, so no write was
+    refused: the child built and installed its postings into the newer index, its stderr empty."""
+    index_vault(toy_vault, embedder=FakeEmbedder(), progress=False)
+    directory = config.index_dir(toy_vault.resolve())
+    upgrade = store_module.upgrade
+
+    def upgraded_meanwhile(conn: sqlite3.Connection, path: Path) -> None:
+        upgrade(conn, path)
+        _make_newer(_index_db(toy_vault), INDEX_MIGRATIONS.name, "notes")
+
+    monkeypatch.setattr(store_module, "upgrade", upgraded_meanwhile)
+    before = _folder(toy_vault)
+    with pytest.raises(NewerDatabaseError, match=NEWER):
+        postings_child._build(directory, early=False)  # the child's open, build and install
+    assert _folder(toy_vault) == before
     conn = sqlite3.connect(_index_db(toy_vault))
     assert conn.execute("SELECT value FROM meta WHERE key = 'postings_stamp'").fetchone() is None
     conn.close()

@@ -320,6 +320,15 @@ class IndexStore:
                 record_again(conn, path) if rerecord else refuse_lost_record()
                 recorded_again = True
             newer = INDEX_MIGRATIONS.unknown(conn)
+            if not newer:
+                upgrade(conn, path)
+                # Counted, then the record read again: a newer brain's upgrade landing after the
+                # look above (during this one, or just after it) is in the record read now, or
+                # recorded after the count, where ``_refuse_newer`` sees it. Counted after the one
+                # look, an upgrade landing between them was counted as this code's own: the
+                # store's writes went on into the newer index (a postings child's install did).
+                migrations_seen = migration_count(conn)
+                newer = INDEX_MIGRATIONS.unknown(conn)
             if newer:
                 conn.close()
                 conn = None
@@ -333,7 +342,6 @@ class IndexStore:
                 store = cls._open_readonly(directory, why, written=True)
                 store.newer = newer
                 return store
-            upgrade(conn, path)
         except sqlite3.OperationalError as exc:
             if conn is not None:
                 conn.close()
@@ -358,7 +366,7 @@ class IndexStore:
             reader=lambda: _reader(connect(str(path), check_same_thread=False)),
         )
         store.recorded_again = recorded_again  # the record of the migrations, lost: `--repair` says so
-        store._migrations_seen = migration_count(conn)
+        store._migrations_seen = migrations_seen
         return store
 
     @classmethod
