@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from conftest import TOY_VAULT, FakeEmbedder
 from index_helpers import index_into
-from ledger_helpers import brain_command
+from ledger_helpers import ROOT, brain_command
 from serve_helpers import raw_exchange, served, starting_server, wait_until
 
 from brain.autorecall import select
@@ -53,17 +53,25 @@ def _payload(prompt: Any = QUESTION, **extra: Any) -> dict[str, Any]:
 
 
 def run_prompt_hook(
-    stdin: bytes, vault: Path | None, *, timeout: float = 60, **env_extra: str
+    stdin: bytes, vault: Path | None, *, timeout: float = 60, prelude: str = "", **env_extra: str
 ) -> subprocess.CompletedProcess:
-    """``brain hook prompt`` as a process, with this test's brain home (and vault)."""
+    """``brain hook prompt`` as a process, with this test's brain home (and vault); ``prelude``:
+    Python run in that process before the hook starts, changing brain's modules (as
+    ``run_changed_hook`` does for the Stop hook)."""
     cmd, env = brain_command()
     env.update(BRAIN_HOME=os.environ["BRAIN_HOME"], BRAIN_PROMPT_MIN_COSINE="0.2", BRAIN_PROMPT_BUDGET="5")
     if vault is not None:
         env["BRAIN_VAULT"] = str(vault)
     env.update(env_extra)
-    return subprocess.run(
-        [*cmd, "hook", "prompt"], input=stdin, env=env, capture_output=True, check=False, timeout=timeout
-    )
+    if prelude:
+        env["PYTHONPATH"] = str(ROOT)
+        code = (
+            f"{prelude}\nimport sys\nsys.argv = ['brain', 'hook', 'prompt']\nfrom brain.__main__ import main\nmain()\n"
+        )
+        cmd = [sys.executable, "-c", code]
+    else:
+        cmd = [*cmd, "hook", "prompt"]
+    return subprocess.run(cmd, input=stdin, env=env, capture_output=True, check=False, timeout=timeout)
 
 
 def _context(proc: subprocess.CompletedProcess) -> str:
@@ -375,15 +383,94 @@ def test_a_stale_server_record_is_no_server(indexed):
     assert _rows()[0]["reason"] == "server-unavailable"
 
 
+# Budgets past what brain allows (5 s), for tests whose point is not the budget: on a loaded
+# machine (load 13, CI on both cores beside other jobs) the hook spent a 0.8 or 1.5 s budget
+# starting, and its watchdog ended it before it asked the server or wrote its row, brain doing
+# what it should. How fast the hook is, is bench/hook_speed.py's.
+WIDE_BUDGET = """
+import brain.config as config
+config.MAX_PROMPT_BUDGET = 60.0
+"""
+# And the seconds kept for the row and the log once the server is given up on (0.15 s in brain)
+# made most of it: the server is waited for 3 s less what starting took. That it is given up on at
+# the budget less the reserve is shown on a clock of the test's own (FakeClock, below).
+WIDE_RESERVE = (
+    WIDE_BUDGET
+    + """
+import brain.autorecall.hook as hook
+hook.RESERVE = 57.0
+"""
+)
+
+
 def test_a_slow_server_costs_the_budget_and_nothing_else(indexed):
     with fake_server(indexed) as fake:
-        proc = run_prompt_hook(json.dumps(_payload()).encode(), indexed, BRAIN_PROMPT_BUDGET="1.5")
+        proc = run_prompt_hook(
+            json.dumps(_payload()).encode(), indexed, timeout=120, prelude=WIDE_RESERVE, BRAIN_PROMPT_BUDGET="60"
+        )
         assert fake.held  # it was asked, and never answered
     assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
     (row,) = _rows()
-    # Gave up on the server before the budget ran out, with time left to say so.
-    assert row["reason"] == "timeout" and row["server_ms"] < 1500 and row["latency_ms"] < 1500
+    # Gave up on the server before the budget ran out, with time left to say so: the hook, not
+    # its watchdog, ended it.
+    assert row["reason"] == "timeout" and row["server_ms"] <= row["latency_ms"]
     assert "nothing added (timeout" in _log() and "gave up" not in _log()
+
+
+class FakeClock:
+    """``time`` for a module under test: ``monotonic()`` moves only when the test moves it, or
+    when the module sleeps."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.slept: list[float] = []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def test_the_server_is_given_the_budget_less_the_reserve(monkeypatch, tmp_path):
+    """A slow server costs the budget and nothing else, on the test's clock: the hook waits for it
+    until the budget less ``RESERVE`` (what writing the row and the log need), whatever part of
+    the budget was spent before the ask, and calls it a timeout; a server that took no question
+    to the last try is no timeout, however long the tries took."""
+    from brain.autorecall import hook
+    from brain.server import client
+
+    clock = FakeClock()
+    given: list[float] = []
+    refuse: list[bool] = []
+
+    def ask(root: Path, query: str, modes: list[str], settings: Any, *, timeout: float, **_: Any) -> Any:
+        given.append(timeout)
+        clock.now += timeout  # the whole timeout waited
+        if refuse:
+            raise client.Refused(f"brain serve for {root}: busy: ... (4 tries)")
+        raise client.Unresponsive(f"brain serve for {root} did not answer in {timeout:g} s")
+
+    monkeypatch.setattr(hook, "time", clock)
+    monkeypatch.setattr(client, "ask", ask)
+    deadline = clock.now + 1.5
+    clock.now += 0.4  # spent starting, reading the payload, reading the settings
+    row: dict[str, Any] = {"prompt": QUESTION}
+    assert hook._ask(tmp_path, row, deadline) is None
+    assert given == [pytest.approx(1.5 - 0.4 - hook.RESERVE)]
+    assert row["reason"] == hook.TIMEOUT and row["server_ms"] == pytest.approx(1000 * (1.1 - hook.RESERVE))
+    assert clock.now == pytest.approx(deadline - hook.RESERVE)  # the reserve left for the row and the log
+
+    refuse.append(True)
+    row = {"prompt": QUESTION}
+    assert hook._ask(tmp_path, row, clock.now + 1.5) is None
+    assert row["reason"] == hook.SERVER_UNAVAILABLE and "busy" in row["detail"]
+
+    clock.now = deadline - hook.RESERVE - hook.MIN_ASK / 2  # less than MIN_ASK left: not asked
+    row = {"prompt": QUESTION}
+    assert hook._ask(tmp_path, row, deadline) is None
+    assert len(given) == 2 and row["reason"] == hook.TIMEOUT and "no time left" in row["detail"]
 
 
 BUSY = protocol.error("busy", "64 requests are being answered at once")
@@ -412,10 +499,12 @@ def _hook_request(root: Path) -> bytes:
 @pytest.mark.parametrize("refusal", [BUSY, CLOSE], ids=["busy", "closed-unanswered"])
 def test_a_server_that_takes_no_question_at_first_is_asked_again_within_the_budget(indexed, refusal):
     """The hook gave up at the first ``busy`` (or its place closed for another client's) with most
-    of its 0.8 s left: the prompt went on without notes the server would have given a moment later."""
+    of its budget left: the prompt went on without notes the server would have given a moment
+    later. The budget is wide (a 0.8 s one was spent starting the hook on a loaded machine): the
+    tries are counted here; that they stop within the budget is test_retries_stop_in_time."""
     answer = _answer_to_the_hook(indexed)
     with fake_server(indexed, replies=[refusal, answer]) as fake:
-        proc = run_prompt_hook(json.dumps(_payload()).encode(), indexed, BRAIN_PROMPT_BUDGET="0.8")
+        proc = run_prompt_hook(json.dumps(_payload()).encode(), indexed, prelude=WIDE_BUDGET, BRAIN_PROMPT_BUDGET="60")
     context = _context(proc)
     assert context.startswith(select.HEADER.format(root=indexed)) and "AI/Agent memory.md" in context
     assert len(fake.connected) == 2  # refused once, then answered: never asked again after an answer
@@ -424,17 +513,44 @@ def test_a_server_that_takes_no_question_at_first_is_asked_again_within_the_budg
     assert row["reason"] is None and row["shown"] >= 1
 
 
-def test_a_server_busy_throughout_costs_a_few_tries_within_the_budget_and_nothing_else(indexed):
+def test_a_server_busy_throughout_costs_a_few_tries_and_nothing_else(indexed):
+    """The tries counted, with a wide budget (a 0.8 s one was spent starting the hook on a loaded
+    machine, and it asked no server at all); that they stop within the budget, and leave the
+    reserve, is shown on a clock of the test's own (test_retries_stop_in_time,
+    test_the_server_is_given_the_budget_less_the_reserve)."""
     from brain.autorecall import hook
 
     with fake_server(indexed, replies=[BUSY]) as fake:
-        proc = run_prompt_hook(json.dumps(_payload()).encode(), indexed, BRAIN_PROMPT_BUDGET="0.8")
+        proc = run_prompt_hook(json.dumps(_payload()).encode(), indexed, prelude=WIDE_BUDGET, BRAIN_PROMPT_BUDGET="60")
     assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""  # the prompt goes on untouched
-    assert 2 <= len(fake.connected) <= getattr(hook, "ASK_TRIES", 4)  # asked again, a few times at most
+    assert len(fake.connected) == hook.ASK_TRIES  # asked again, a few times at most
     (row,) = _rows()
-    assert row["reason"] == "server-unavailable" and "busy" in row["detail"] and "tries" in row["detail"]
-    assert row["latency_ms"] < 800 and row["server_ms"] < 800 - 1000 * hook.RESERVE
-    assert fake.connected[-1] - fake.connected[0] < 0.8
+    assert row["reason"] == "server-unavailable" and "busy" in row["detail"]
+    assert f"({hook.ASK_TRIES} tries)" in row["detail"]
+
+
+def test_retries_stop_in_time(monkeypatch, tmp_path):
+    """A server busy at every try is asked again after a pause while the timeout leaves room for
+    another try, and no longer: counted on the test's clock, which only the pauses move."""
+    from brain.server import client
+
+    clock = FakeClock()
+    tries: list[float] = []
+
+    def busy(root: Path, path: str, payload: bytes, deadline: float, timeout: float) -> Any:
+        tries.append(clock.now)
+        raise client.Refused(f"brain serve for {root}: busy: 64 requests are being answered at once")
+
+    monkeypatch.setattr(client, "time", clock)
+    monkeypatch.setattr(client, "_call_once", busy)
+    runtime.make_private(runtime.runtime_dir(tmp_path))
+    runtime.write_record(tmp_path, {"pid": os.getpid(), "vault": str(tmp_path), "socket": "/nonexistent/serve.sock"})
+    started = clock.now
+    with pytest.raises(client.Refused, match="no time left for another"):
+        client.call(tmp_path, "status", timeout=0.5, tries=1000)
+    assert 3 <= len(tries) < 1000  # asked again, then not past the timeout
+    assert clock.now <= started + 0.5 - client.RETRY_LEFT  # the last try had its RETRY_LEFT
+    assert all(p <= client.RETRY_PAUSES[1] for p in clock.slept)
 
 
 def test_a_question_the_server_took_and_lost_is_not_asked_again(indexed):
