@@ -648,7 +648,19 @@ def test_a_byte_that_is_not_utf8_costs_neither_the_prompt_nor_the_turn_before(tm
     ]
 
 
-def test_lines_that_do_not_parse_count_against_the_deadline(tmp_path):
+class _TickingClock:
+    """``time`` for the reader: every look at the clock costs a millisecond, so how far it reads
+    before its deadline is a count of its looks, not the machine's speed."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        self.now += 0.001
+        return self.now
+
+
+def test_lines_that_do_not_parse_count_against_the_deadline(tmp_path, monkeypatch):
     # The deadline was checked between records only: a tail of millions of lines that do not
     # parse kept the reader going until the hook's watchdog ended it, and no row was left.
     import time
@@ -661,10 +673,20 @@ def test_lines_that_do_not_parse_count_against_the_deadline(tmp_path):
     t.prompt("please fix the parser")
     t.text("fixed it")
     path = t.write(tail="{torn\n" * 2_500_000)
-    started = time.monotonic()
-    with pytest.raises(transcript_module.OutOfTime):
-        read_last_turn(path, deadline=started + 0.2)
-    assert time.monotonic() - started < 1.0
+    parsed: list[bytes] = []
+    parse = transcript_module._parse
+
+    def counted(raw: bytes) -> dict | None:
+        parsed.append(raw)
+        return parse(raw)
+
+    with monkeypatch.context() as patched:
+        clock = _TickingClock()
+        patched.setattr(transcript_module, "time", clock)
+        patched.setattr(transcript_module, "_parse", counted)
+        with pytest.raises(transcript_module.OutOfTime):
+            read_last_turn(path, deadline=clock.monotonic() + 0.2)
+    assert 0 < len(parsed) < 100_000  # of 2,500,000: stopped among them at its 200th look at the clock
     db = tmp_path / "brain.db"
     payload = {"session_id": "s", "transcript_path": str(path), "last_assistant_message": "fixed it"}
     record_stop(payload, db_path=db, deadline=time.monotonic() + 0.2)
