@@ -131,6 +131,23 @@ def wait_until(predicate: Callable[[], Any], timeout: float = 20.0, what: str = 
         time.sleep(0.05)
 
 
+class FakeClock:
+    """``time`` for a module under test (``monkeypatch.setattr(module, "time", clock)``):
+    ``monotonic()`` moves only when the test moves it, or when the module sleeps, so a deadline
+    is kept or passed by the code's own arithmetic, not by how loaded the machine is."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+        self.slept: list[float] = []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
 class Heard:
     """What a served vault's watcher heard: each changed path it gathered for a pass (its
     ``_relevant``, and under it ``_poll_links`` and ``_poll_modes``: symlinks' targets, modes

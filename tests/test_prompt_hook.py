@@ -25,7 +25,7 @@ import pytest
 from conftest import TOY_VAULT, FakeEmbedder
 from index_helpers import index_into
 from ledger_helpers import ROOT, brain_command
-from serve_helpers import raw_exchange, served, starting_server, wait_until
+from serve_helpers import FakeClock, raw_exchange, served, starting_server, wait_until
 
 from brain.autorecall import select
 from brain.autorecall.hook import parse_payload
@@ -415,22 +415,6 @@ def test_a_slow_server_costs_the_budget_and_nothing_else(indexed):
     # its watchdog, ended it.
     assert row["reason"] == "timeout" and row["server_ms"] <= row["latency_ms"]
     assert "nothing added (timeout" in _log() and "gave up" not in _log()
-
-
-class FakeClock:
-    """``time`` for a module under test: ``monotonic()`` moves only when the test moves it, or
-    when the module sleeps."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-        self.slept: list[float] = []
-
-    def monotonic(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.now += seconds
 
 
 def test_the_server_is_given_the_budget_less_the_reserve(monkeypatch, tmp_path):
