@@ -443,14 +443,13 @@ def test_a_git_head_that_is_a_fifo_is_no_branch_and_no_wait(tmp_path, where):
         os.mkfifo(tmp_path / "gitdir" / "HEAD")
         git.write_text(f"gitdir: {tmp_path / 'gitdir'}\n")
     payload = {"session_id": "s1", "prompt_id": "p1", "cwd": str(repo), "last_assistant_message": "done"}
-    started = time.monotonic()
     proc = run_hook(json.dumps(payload).encode(), tmp_path, BRAIN_HOOK_BUDGET="10")
-    took = time.monotonic() - started
     assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
     (row,) = _rows(tmp_path / "brain.db")
     assert row["project"] == "proj" and row["git_branch"] is None and row["summary"] == "done"
-    assert took < 5  # the watchdog's 10 s never came near (a loaded machine starts it in ~1 s)
-    # Its one line: no transcript to read (so the row is partial); nothing about the FIFO.
+    # Its one line: no transcript to read (so the row is partial); nothing about the FIFO, and
+    # no watchdog's "gave up" (a FIFO waited on is waited on until the watchdog: counted by the
+    # log's lines, not by a bound on the seconds the hook took, which a loaded machine decides).
     log = (tmp_path / "logs" / "hook.log").read_text()
     assert len(log.splitlines()) == 1 and "no transcript path in the hook input" in log, log
 
@@ -478,14 +477,12 @@ def test_a_fifo_where_the_unknown_settings_are_noted_holds_no_hook(tmp_path):
     (tmp_path / "logs").mkdir(mode=0o700)
     os.mkfifo(tmp_path / "logs" / "hook-unknown-settings")
     payload = {"session_id": "s1", "prompt_id": "p1", "cwd": str(tmp_path), "last_assistant_message": "done"}
-    started = time.monotonic()
     proc = run_hook(json.dumps(payload).encode(), tmp_path, BRAIN_HOOK_BUDGET="10", BRAIN_XYZZY="1")
-    took = time.monotonic() - started
     assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
     (row,) = _rows(tmp_path / "brain.db")
     assert row["summary"] == "done"
-    assert took < 5  # the watchdog's 10 s never came near (a loaded machine starts it in ~1 s)
     log = (tmp_path / "logs" / "hook.log").read_text()
+    # the watchdog never came (a FIFO waited on is waited on until it does)
     assert "BRAIN_XYZZY is not a brain setting" in log and "gave up" not in log, log
 
 
