@@ -48,18 +48,20 @@ def few_connections(monkeypatch):
     monkeypatch.setattr(daemon_module, "MAX_CONNECTIONS", 8)
 
 
-def test_clients_that_connect_and_say_nothing_do_not_keep_another_out(toy_vault, few_connections):
+def test_clients_that_connect_and_say_nothing_do_not_keep_another_out(toy_vault, few_connections, monkeypatch):
+    # The idle ones would hold their places for 10 minutes: kept out, the requests below would
+    # time out (in 10 s) waiting for them. Shown so, not by a bound on the seconds the requests
+    # took, which a loaded machine broke.
+    monkeypatch.setattr(daemon_module, "CLIENT_TIMEOUT", 600.0)
     _index(toy_vault)
     with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
         idle = [_connect(daemon.socket_path) for _ in range(20)]
         try:
             time.sleep(0.3)  # every one of them taken in by the server
-            started = time.monotonic()
             assert request(daemon, "ping")["ok"] is True
             assert request(daemon, "ask", query="agent memory", modes=["hybrid+ppr"], settings={"k": 3})["ok"] is True
             status, reply = _post(daemon, protocol.encode(protocol.request("ping", str(daemon.root))))
             assert status == 200 and reply["ok"] is True
-            assert time.monotonic() - started < 5
             assert sum(_closed_by_server(sock) for sock in idle[:3]) == 3  # the oldest made room
         finally:
             for sock in idle:
