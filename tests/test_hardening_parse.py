@@ -423,7 +423,7 @@ def test_overlap_opens_at_a_word_not_inside_a_word_or_a_link():
         assert chunk.text.startswith("[[") and chunk.text.endswith("]]"), chunk.text[:40]
 
 
-def test_an_old_index_with_a_huge_frontmatter_row_is_reparsed(tmp_path):
+def test_an_old_index_with_a_huge_frontmatter_row_is_reparsed(tmp_path, closing):
     """An index from before the bound keeps its giant frontmatter row until the note's bytes
     change; migration m005 makes the next `brain index` parse it again under the limits."""
     import sqlite3
@@ -442,7 +442,7 @@ def test_an_old_index_with_a_huge_frontmatter_row_is_reparsed(tmp_path):
     conn.execute("UPDATE notes SET frontmatter = ? WHERE path = 'bomb.md'", ('{"x": "' + "a" * 300_000 + '"}',))
     conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm005_reparse_oversized_frontmatter'")
     conn.close()
-    assert "m005_reparse_oversized_frontmatter" in INDEX_MIGRATIONS.pending(sqlite3.connect(path))
+    assert "m005_reparse_oversized_frontmatter" in INDEX_MIGRATIONS.pending(closing(sqlite3.connect(path)))
     report = index_vault(vault, embedder=FakeEmbedder(), progress=False)  # migrates, then re-reads bomb.md
     assert (report.changed, report.unchanged) == (1, 1)
     store = IndexStore.open(config.index_dir(vault))
