@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from ledger_helpers import Transcript, brain_command, run_changed_hook
+from serve_helpers import wait_until
 
 from brain import config
 from brain.autorecall import hook as prompt_hook
@@ -57,6 +58,19 @@ def _kept_row_and_catch_ups(db: Path, monkeypatch) -> list[subprocess.Popen]:
     real_popen = subprocess.Popen
     monkeypatch.setattr(deferred.subprocess, "Popen", lambda *a, **kw: procs.append(real_popen(*a, **kw)))
     return procs
+
+
+def _holds_open(pid: int, path: Path) -> bool:
+    """Whether process ``pid`` has ``path`` open (from /proc)."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:  # it ended
+        return False
+    for fd in fds:
+        with contextlib.suppress(OSError):  # closed meanwhile
+            if os.readlink(f"/proc/{pid}/fd/{fd}") == str(path):
+                return True
+    return False
 
 
 def _applied(path: Path) -> list[str]:
@@ -192,7 +206,7 @@ def test_a_catch_up_killed_does_not_hold_off_the_next(tmp_path, monkeypatch):
     holder.execute("BEGIN IMMEDIATE")  # the catch-up waits on the database (SQLite's 5 s) ...
     try:
         assert deferred.start_catch_up(db) is True
-        time.sleep(0.5)
+        wait_until(lambda: _holds_open(procs[0].pid, db), 30, "the catch-up to open the database")
         procs[0].send_signal(signal.SIGKILL)  # ... and is killed while it waits
         assert procs[0].wait(timeout=30) == -signal.SIGKILL
     finally:

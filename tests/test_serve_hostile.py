@@ -57,7 +57,8 @@ def test_clients_that_connect_and_say_nothing_do_not_keep_another_out(toy_vault,
     with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
         idle = [_connect(daemon.socket_path) for _ in range(20)]
         try:
-            time.sleep(0.3)  # every one of them taken in by the server
+            connections = daemon.connections  # each taken in is open, or closed for a later one
+            wait_until(lambda: connections.closed + len(connections._open) >= 20, 10, "all 20 taken in")
             assert request(daemon, "ping")["ok"] is True
             assert request(daemon, "ask", query="agent memory", modes=["hybrid+ppr"], settings={"k": 3})["ok"] is True
             status, reply = _post(daemon, protocol.encode(protocol.request("ping", str(daemon.root))))
@@ -729,13 +730,20 @@ def test_an_http_client_that_closes_mid_body_is_said_as_such_counted_and_its_par
     ), stopped
 
 
+def _all_read(daemon) -> bool:
+    """Whether the server has taken in one connection and read all its client sent so far (sent
+    before this is asked: on loopback a send is in the other end's queue once it returns)."""
+    taken = list(daemon.connections._open)
+    return len(taken) == 1 and daemon_module._unread(taken[0]) == 0
+
+
 def test_an_http_client_that_resets_mid_body_is_said_to_have_left_not_logged_as_a_bug(toy_vault, caplog):
     _index(toy_vault)
     with caplog.at_level("INFO", logger="brain"), served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
         port, head = _http_head(daemon, 100)
         sock = socket.create_connection(("127.0.0.1", port), timeout=10)
         sock.sendall(head + b'{"v": 1')
-        time.sleep(0.5)  # the server reads the body, and waits for the rest
+        wait_until(lambda: _all_read(daemon), 10, "the server to read the body and wait for the rest")
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         sock.close()  # a reset
         wait_until(lambda: len(daemon.connections._open) == 0, 10, "the connection ended")
@@ -753,7 +761,7 @@ def test_an_http_client_that_resets_before_its_headers_end_is_said_in_the_log_no
         port, head = _http_head(daemon, 100)
         sock = socket.create_connection(("127.0.0.1", port), timeout=10)
         sock.sendall(head[:30])  # half its headers
-        time.sleep(0.5)  # the server reads them, and waits for the rest
+        wait_until(lambda: _all_read(daemon), 10, "the server to read them and wait for the rest")
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         sock.close()  # a reset
         wait_until(lambda: len(daemon.connections._open) == 0, 10, "the connection ended")
