@@ -191,6 +191,8 @@ def test_a_writer_is_never_starved_by_the_merger(index):
     steps = 25
 
     def waits(pause_s: float) -> float:
+        begun = threading.Event()  # the merger holds the write lock in its first step
+
         def merge() -> None:
             merger = IndexStore.open(directory)
             count = 0
@@ -199,6 +201,7 @@ def test_a_writer_is_never_starved_by_the_merger(index):
                 nonlocal count
                 with merger.transaction():
                     merger.conn.execute("UPDATE meta SET value = value WHERE key = 'index_id'")
+                    begun.set()
                     time.sleep(0.15)
                 count += 1
                 return count < steps
@@ -214,7 +217,7 @@ def test_a_writer_is_never_starved_by_the_merger(index):
         longest = 0.0
         try:
             thread.start()
-            time.sleep(0.3)
+            assert begun.wait(60), "the merger did not begin"
             for _ in range(5):
                 began = time.monotonic()
                 writer.execute("BEGIN IMMEDIATE")

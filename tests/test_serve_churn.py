@@ -135,7 +135,7 @@ def test_a_file_name_that_is_not_utf8_does_not_cost_the_watcher_its_events(toy_v
             handle.write(b"# Cafe\n\nLatin-1 in the name.\n")
         write(toy_vault, "Beside.md", "# Beside\n\nThe axolotl note.\n")
         wait_until(lambda: "Beside.md" in _paths(daemon), 10, "the note saved beside it")
-        time.sleep(1)
+        time.sleep(1)  # time for watchfiles to fail on the name, and the watcher to fall back: it may not
         write(toy_vault, "Later.md", "# Later\n\nThe ocelot note.\n")
         wait_until(lambda: "Later.md" in _paths(daemon), 5, "a later save")
         assert watcher.mode == "events"

@@ -575,7 +575,7 @@ def test_a_folder_unreadable_then_readable_under_a_server_file_modes_bind(toy_va
 
     try:
         wait_until(lambda: watch().get("mode") not in (None, "starting"), 60, "the server to watch")
-        time.sleep(0.5)
+        time.sleep(0.5)  # time for a fall back to polling to show: none may come
         assert watch()["mode"] == "events"
         write(toy_vault, "AI/Fresh.md", "# Fresh\n\nThe okapi note.\n")
         assert "AI/Fresh.md" in settled_then_compared("started shut")["notes"]
