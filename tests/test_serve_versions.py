@@ -84,13 +84,13 @@ def test_a_server_of_this_brain_s_shape_is_asked(toy_vault):
         assert daemon.service.queries == 1 and client.other_build(toy_vault.resolve()) is None
 
 
-def test_mcp_says_once_that_the_server_is_another_brain(toy_vault, monkeypatch, caplog):
+def test_mcp_says_once_that_the_server_is_another_brain(toy_vault, monkeypatch, caplog, closing):
     _index(toy_vault)
     with served(toy_vault, watch=False) as daemon:
         _newer_server(monkeypatch)
         from brain.mcp.backend import Backend
 
-        backend = Backend(toy_vault.resolve(), embedder=FakeEmbedder(), watch=False)
+        backend = closing(Backend(toy_vault.resolve(), embedder=FakeEmbedder(), watch=False))
         with caplog.at_level(logging.WARNING, logger="brain"):
             for _ in range(3):
                 assert backend.call("note", note="Home")["path"] == "Home.md"
