@@ -1295,9 +1295,8 @@ def test_eight_clients_while_the_watcher_indexes_get_whole_answers(tmp_path, mon
             for n in range(1, 4):
                 generation(n)
                 settled(daemon, "Reports/", timeout=60)
-                time.sleep(0.2)
-            # the askers take turns with the passes: wait for an answer from the last generation
-            wait_until(lambda: {"g3g"} in answers, 60, "an answer from the last generation")
+                # the askers take turns with the passes: an answer from this generation before the next
+                wait_until(lambda: {f"g{n}g"} in answers, 60, f"an answer from generation {n}")  # noqa: B023
         finally:
             stop.set()
             for t in threads:
