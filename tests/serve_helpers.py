@@ -88,20 +88,21 @@ def server_socket(vault: Path) -> Iterator[socket.socket]:
 @contextlib.contextmanager
 def holding(script: str, *args: str, stdin: bool = False) -> Iterator[subprocess.Popen]:
     """Another Python process running ``script`` with ``args``, yielded once it prints "held"
-    (it took its lock); killed at the end whatever happens. ``stdin``: a pipe, whose closing
-    lets it go."""
+    (it took its lock); killed at the end whatever happens, its pipes closed. ``stdin``: a pipe,
+    whose closing lets it go."""
     holder = subprocess.Popen(
         [sys.executable, "-c", script, *args],
         stdin=subprocess.PIPE if stdin else None,
         stdout=subprocess.PIPE,
         text=True,
     )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        yield holder
-    finally:
-        holder.kill()
-        holder.wait()
+    with holder:  # the pipes closed at the end, not when a full collection frees the Popen
+        try:
+            assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+            yield holder
+        finally:
+            holder.kill()
+            holder.wait()
 
 
 @contextlib.contextmanager
