@@ -100,6 +100,24 @@ def test_opening_a_damaged_index_leaves_no_file_open(indexed):
         assert open_files() == before
 
 
+def test_an_unreadable_interrupted_rebuild_started_over_leaves_no_file_open(tmp_path):
+    """A rebuild resumes the folder an interrupted one left; one it opens but cannot read is
+    started over, and its connection was left open (on files then deleted, their space held)."""
+    from brain.index import rebuild
+
+    staging = tmp_path / "vault-x.rebuild"
+    IndexStore.open(staging).close()
+    with contextlib.closing(sqlite3.connect(staging / "index.db")) as conn:
+        conn.execute("DROP TABLE links")
+    (staging / rebuild.REBUILD_MARKER).write_text('{"model": "fake:64", "history": null}', encoding="utf-8")
+    with no_cycle_collector():
+        before = open_files()
+        store, resumed = rebuild._open_staging(staging, "fake:64", None, [])
+        store.close()
+        assert not resumed  # started over
+        assert open_files() == before
+
+
 @pytest.mark.parametrize("args", [["status"], ["ask", "how should agent memory work"], ["note", "Vannevar Bush"]])
 def test_a_command_on_a_damaged_index_leaves_no_file_open(indexed, args):
     _not_a_database(config.index_dir(indexed.resolve()) / "index.db")

@@ -209,8 +209,7 @@ def _open_staging(staging: Path, model_name: str, history: str | None, kept: lis
             resumable = False  # not a rebuild in progress: the old index of a swap cut short
         if resumable:
             try:
-                store = IndexStore.open(staging)
-                store.counts()
+                store = _read_once(staging)
             except sqlite3.DatabaseError as exc:
                 log.warning("the interrupted rebuild in %s is unreadable (%s); starting over", staging, exc)
             else:
@@ -227,6 +226,19 @@ def _open_staging(staging: Path, model_name: str, history: str | None, kept: lis
     staging.mkdir(mode=0o700, parents=True)
     marker.write_text(json.dumps({"model": model_name, "started": time.time(), "history": history}), encoding="utf-8")
     return IndexStore.open(staging), False
+
+
+def _read_once(staging: Path) -> IndexStore:
+    """The interrupted rebuild's index, opened and read once; ``sqlite3.DatabaseError`` when it
+    cannot be, nothing of it left open (it was, until a full collection: its files, deleted as the
+    rebuild started over, were held with their disk space)."""
+    store = IndexStore.open(staging)
+    try:
+        store.counts()
+    except BaseException:
+        store.close()
+        raise
+    return store
 
 
 def _stopped(store: IndexStore | None, staging: Path, *, said: bool = False) -> None:
