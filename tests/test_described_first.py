@@ -80,7 +80,7 @@ def lair(tmp_path):
     return root
 
 
-def test_the_pipeline_asks_the_rule_only_when_it_is_on(lair, monkeypatch):
+def test_the_pipeline_asks_the_rule_only_when_it_is_on(lair, monkeypatch, closing):
     """On, the rule sees the dense and BM25 lanes and the link lanes' first notes, and for the
     description names *Soul Flenser*, whose passage links to *Underkrakens*; off, it is not asked."""
     seen: list[tuple[str, str, list[int], int | None]] = []
@@ -92,7 +92,7 @@ def test_the_pipeline_asks_the_rule_only_when_it_is_on(lair, monkeypatch):
         return got
 
     monkeypatch.setattr(bridge, "described_first", spy)
-    recaller = open_recaller(lair)
+    recaller = closing(open_recaller(lair))
     on = RecallSettings(described_first=True)
     result = recaller.ask(DESCRIPTION, "hybrid+ppr", on)
     assert result.results[0].path == "Soul Flenser.md"
@@ -111,9 +111,9 @@ def test_the_pipeline_asks_the_rule_only_when_it_is_on(lair, monkeypatch):
     assert seen == []
 
 
-def test_the_note_the_rule_names_goes_first(lair, monkeypatch):
+def test_the_note_the_rule_names_goes_first(lair, monkeypatch, closing):
     """Whatever note the rule names is put first in the fused order, ahead of the dense lane's."""
-    recaller = open_recaller(lair)
+    recaller = closing(open_recaller(lair))
     off = RecallSettings(described_first=False)
     ids = {c.path: c.note_id for c in recaller.ask(DESCRIPTION, "hybrid+ppr", off).results}
     monkeypatch.setattr(bridge, "described_first", lambda *args: ids["Star Masks.md"])
@@ -121,12 +121,12 @@ def test_the_note_the_rule_names_goes_first(lair, monkeypatch):
     assert recaller.ask(DESCRIPTION, "hybrid+ppr", off).results[0].path == "Soul Flenser.md"
 
 
-def test_explain_says_a_description_put_its_note_first(lair, monkeypatch):
+def test_explain_says_a_description_put_its_note_first(lair, monkeypatch, closing):
     """`brain eval --explain` names the note the rule put first, and says why, in text and JSON."""
     from brain.evaluation.explain import explain, format_explanation
     from brain.evaluation.queries import EvalQuery
 
-    recaller = open_recaller(lair)
+    recaller = closing(open_recaller(lair))
     ids = {c.path: c.note_id for c in recaller.ask(DESCRIPTION, "hybrid+ppr", RecallSettings()).results}
     monkeypatch.setattr(bridge, "described_first", lambda *args: ids["Star Masks.md"])
     query = EvalQuery("d1", DESCRIPTION, "paraphrase", ("Soul Flenser.md",))
