@@ -7,6 +7,7 @@ keys, defaults, limits and files the prose names are held to brain's own."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shlex
@@ -258,7 +259,7 @@ def test_ab_outputs_are_what_brain_ask_ab_and_ab_report_print(vault):
     assert printed.splitlines()[3] == report.splitlines()[3]  # the table's header
     assert printed.splitlines()[-1].startswith("most promoted via links: ")
     (sql,) = _blocks(AB, "sql")
-    with sqlite3.connect(config.db_path()) as conn:  # the row --ab logged above, by its gate
+    with contextlib.closing(sqlite3.connect(config.db_path())) as conn:  # the row --ab logged above, by its gate
         assert [row[:2] for row in conn.execute(sql)] == [("not entity", 1)]
 
 
@@ -273,7 +274,7 @@ def test_the_memory_commands_and_sql_run(vault):
         result = CliRunner().invoke(cli, [*argv, "--help"], prog_name="brain")
         assert result.exit_code == 0 and f"Usage: brain {argv[0]}" in result.output, line
     index = config.index_dir(vault) / "index.db"
-    with sqlite3.connect(index) as conn:
+    with contextlib.closing(sqlite3.connect(index)) as conn:
         sql = "\n".join(line for line in _blocks(MEMORY, "sql")[0].splitlines() if not line.startswith("--"))
         for statement in sql.split(";"):
             if sqlite3.sqlite_version_info < (3, 38):  # "unixepoch: SQLite 3.38+", as the block says
