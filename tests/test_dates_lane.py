@@ -138,8 +138,8 @@ def journal(tmp_path):
     return root
 
 
-def test_the_lane_ranks_the_notes_of_the_period_only(journal):
-    recaller = open_recaller(journal)
+def test_the_lane_ranks_the_notes_of_the_period_only(journal, closing):
+    recaller = closing(open_recaller(journal))
     result = recaller.ask("what did I write about the heater in November 2024?", "hybrid+ppr", RecallSettings())
     lane = [c.path for c in result.lanes["dates"]]
     assert sorted(lane) == ["Daily/2024-11-04.md", "Daily/2024-11-19.md", "Decisions/GA moved to 13 April 2026.md"]
@@ -156,18 +156,18 @@ def test_the_lane_ranks_the_notes_of_the_period_only(journal):
     assert "dates" not in off.lanes
 
 
-def test_a_period_with_too_many_notes_says_nothing(journal, monkeypatch):
+def test_a_period_with_too_many_notes_says_nothing(journal, monkeypatch, closing):
     monkeypatch.setattr(dates, "MAX_NOTES", 2)
-    recaller = open_recaller(journal)
+    recaller = closing(open_recaller(journal))
     result = recaller.ask("heater notes from November 2024", "hybrid", RecallSettings())
     assert result.lanes["dates"] == []
 
 
-def test_the_date_index_is_read_only_for_a_query_that_names_a_period(journal, monkeypatch):
+def test_the_date_index_is_read_only_for_a_query_that_names_a_period(journal, monkeypatch, closing):
     built = []
     real = DateIndex.from_store.__func__  # type: ignore[attr-defined]
     monkeypatch.setattr(DateIndex, "from_store", classmethod(lambda cls, store: built.append(1) or real(cls, store)))
-    recaller = open_recaller(journal)
+    recaller = closing(open_recaller(journal))
     recaller.ask("the garage heater", "hybrid+ppr", RecallSettings())
     assert built == []
     recaller.ask("the garage heater in December 2024", "hybrid+ppr", RecallSettings())
@@ -175,27 +175,27 @@ def test_the_date_index_is_read_only_for_a_query_that_names_a_period(journal, mo
     assert built == [1]  # once, then kept
 
 
-def test_a_failing_dates_lane_falls_back_with_a_warning(journal, monkeypatch, caplog):
+def test_a_failing_dates_lane_falls_back_with_a_warning(journal, monkeypatch, caplog, closing):
     def broken(cls, store):
         raise sqlite3.OperationalError("database disk image is malformed")
 
     monkeypatch.setattr(DateIndex, "from_store", classmethod(broken))
-    recaller = open_recaller(journal)
+    recaller = closing(open_recaller(journal))
     result = recaller.ask("the heater in November 2024", "hybrid+ppr", RecallSettings())
     assert result.fallbacks["dates"] is True
     assert result.results  # fused without it
     assert any("dates lane failed" in r.getMessage() for r in caplog.records)
 
 
-def test_the_past_has_the_dates_of_the_notes_then(journal):
+def test_the_past_has_the_dates_of_the_notes_then(journal, closing):
     before = time.time()
     time.sleep(0.01)
     write(journal, "Daily/2024-11-27.md", "The heater is fixed for good.\n")
     index_vault(journal, progress=False)
     query = "the heater in November 2024"
-    now = open_recaller(journal).ask(query, "hybrid+ppr", RecallSettings())
+    now = closing(open_recaller(journal)).ask(query, "hybrid+ppr", RecallSettings())
     assert "Daily/2024-11-27.md" in [c.path for c in now.lanes["dates"]]
-    then = open_recaller(journal, as_of=before).ask(query, "hybrid+ppr", RecallSettings())
+    then = closing(open_recaller(journal, as_of=before)).ask(query, "hybrid+ppr", RecallSettings())
     assert "Daily/2024-11-27.md" not in [c.path for c in then.lanes["dates"]]
     assert "Daily/2024-11-04.md" in [c.path for c in then.lanes["dates"]]
 
@@ -229,7 +229,7 @@ def test_last_month_in_january_is_december():
     assert query_period("last month", dt.date(2027, 1, 15)) == _period("2026-12-01", "2027-01-01")
 
 
-def test_yesterday_is_the_day_before_the_moment_a_past_view_is_of(tmp_path):
+def test_yesterday_is_the_day_before_the_moment_a_past_view_is_of(tmp_path, closing):
     root = tmp_path / "days"
     today = dt.date.today()
     for offset in (0, 1, 2, 3):  # today's too: what the ask counts from if it falls after midnight
@@ -238,18 +238,18 @@ def test_yesterday_is_the_day_before_the_moment_a_past_view_is_of(tmp_path):
     index_vault(root, progress=False)
     query = "what did I do on the heater yesterday"
     asked_on = dt.date.today()  # the day the ask counts from, but for a midnight between the two
-    now = open_recaller(root).ask(query, "hybrid+ppr", RecallSettings())
+    now = closing(open_recaller(root)).ask(query, "hybrid+ppr", RecallSettings())
     yesterday = {(day - dt.timedelta(days=1)).isoformat() for day in (asked_on, dt.date.today())}
     assert [c.path for c in now.lanes["dates"]] in [[f"Daily/{day}.md"] for day in yesterday]
     # A past view counts from its moment: the lane is asked with that day as today.
     asked: list[dt.date | None] = []
     real = dates.query_period
-    recaller = open_recaller(root, as_of=time.time())
+    recaller = closing(open_recaller(root, as_of=time.time()))
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(dates, "query_period", lambda q, day=None: asked.append(day) or real(q, day))
         recaller.ask(query, "hybrid+ppr", RecallSettings())
     assert asked == [dt.date.fromtimestamp(recaller.as_of)]
-    assert open_recaller(root).as_of is None  # the present asks with no day: today's
+    assert closing(open_recaller(root)).as_of is None  # the present asks with no day: today's
 
 
 def test_frontmatter_that_is_not_a_mapping_states_no_date():

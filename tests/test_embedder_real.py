@@ -411,7 +411,8 @@ def test_an_e5_model_sees_exactly_one_prefix(tiny_e5, tmp_path, monkeypatch):
 
     monkeypatch.setenv("BRAIN_EMBED_MODEL", str(tiny_e5))
     index_vault(vault, embedder=embedder, progress=False)
-    open_recaller(vault, embedder=embedder, rerank_model=None).ask("graph rag one hop", "hybrid+ppr")
+    with open_recaller(vault, embedder=embedder, rerank_model=None) as recaller:
+        recaller.ask("graph rag one hop", "hybrid+ppr")
     texts = [t for batch, _ in seen for t in batch]
     assert texts[-1] == "query: graph rag one hop"
     passages = texts[:-1]

@@ -119,8 +119,8 @@ def compendium(tmp_path):
 QUERY = "chaos mage spells that give temp hp"
 
 
-def test_the_lane_ranks_the_named_folders_notes_by_their_best_chunk(compendium):
-    result = open_recaller(compendium).ask(QUERY, "hybrid+ppr", RecallSettings())
+def test_the_lane_ranks_the_named_folders_notes_by_their_best_chunk(compendium, closing):
+    result = closing(open_recaller(compendium)).ask(QUERY, "hybrid+ppr", RecallSettings())
     lane = result.lanes["folders"]
     assert sorted(c.path for c in lane) == ["Spells/Chaos Blessing.md", "Spells/Fire Bolt.md", "Spells/Holy Spark.md"]
     scores = [c.dense_score for c in lane]
@@ -128,9 +128,9 @@ def test_the_lane_ranks_the_named_folders_notes_by_their_best_chunk(compendium):
     assert all(c.sources == ["folders"] for c in lane)
 
 
-def test_past_max_notes_the_lane_is_the_dense_lanes_notes_in_the_folder(compendium, monkeypatch):
+def test_past_max_notes_the_lane_is_the_dense_lanes_notes_in_the_folder(compendium, monkeypatch, closing):
     monkeypatch.setattr(folders, "MAX_NOTES", 2)
-    result = open_recaller(compendium).ask(QUERY, "hybrid+ppr", RecallSettings(depth=4))
+    result = closing(open_recaller(compendium)).ask(QUERY, "hybrid+ppr", RecallSettings(depth=4))
     dense = [c.path for c in result.lanes["dense"]]
     lane = [c.path for c in result.lanes["folders"]]
     assert lane == [p for p in dense if p.startswith("Spells/")]  # in dense's order, within its reach
@@ -139,38 +139,38 @@ def test_past_max_notes_the_lane_is_the_dense_lanes_notes_in_the_folder(compendi
     assert all(c.sources[0] == "dense" for c in result.lanes["dense"])  # the dense lane's own are left as they were
 
 
-def test_the_lane_puts_the_kind_of_note_asked_for_first(compendium):
-    recaller = open_recaller(compendium)
+def test_the_lane_puts_the_kind_of_note_asked_for_first(compendium, closing):
+    recaller = closing(open_recaller(compendium))
     without = recaller.ask(QUERY, "hybrid", RecallSettings(weights={"folders": 0.0}))
     strong = recaller.ask(QUERY, "hybrid", RecallSettings(weights={"folders": 5.0}))
     assert not without.results[0].path.startswith("Spells/")  # the fake embedder's words: the chaos beast
     assert [c.path for c in strong.results[:3]] == [c.path for c in strong.lanes["folders"]]
 
 
-def test_no_lane_for_a_query_naming_no_folder_or_outside_the_hybrid_modes(compendium):
-    recaller = open_recaller(compendium)
+def test_no_lane_for_a_query_naming_no_folder_or_outside_the_hybrid_modes(compendium, closing):
+    recaller = closing(open_recaller(compendium))
     assert recaller.ask("chaos beast temp hp", "hybrid+ppr", RecallSettings()).lanes["folders"] == []
     assert "folders" not in recaller.ask(QUERY, "vector", RecallSettings()).lanes
     assert "folders" not in recaller.ask(QUERY, "ppr", RecallSettings()).lanes
     assert "folders" not in recaller.ask(QUERY, "hybrid", RecallSettings(weights={"folders": 0.0})).lanes
 
 
-def test_the_folder_index_is_read_once(compendium, monkeypatch):
+def test_the_folder_index_is_read_once(compendium, monkeypatch, closing):
     built = []
     real = FolderIndex.from_store.__func__  # type: ignore[attr-defined]
     monkeypatch.setattr(FolderIndex, "from_store", classmethod(lambda cls, store: built.append(1) or real(cls, store)))
-    recaller = open_recaller(compendium)
+    recaller = closing(open_recaller(compendium))
     recaller.ask(QUERY, "hybrid+ppr", RecallSettings())
     recaller.ask("healing rules", "hybrid", RecallSettings())
     assert built == [1]
 
 
-def test_a_failing_folders_lane_falls_back_with_a_warning(compendium, monkeypatch, caplog):
+def test_a_failing_folders_lane_falls_back_with_a_warning(compendium, monkeypatch, caplog, closing):
     def broken(cls, store):
         raise sqlite3.OperationalError("database disk image is malformed")
 
     monkeypatch.setattr(FolderIndex, "from_store", classmethod(broken))
-    result = open_recaller(compendium).ask(QUERY, "hybrid+ppr", RecallSettings())
+    result = closing(open_recaller(compendium)).ask(QUERY, "hybrid+ppr", RecallSettings())
     assert result.fallbacks["folders"] is True
     assert result.results  # fused without it
     assert any("folders lane failed" in r.getMessage() for r in caplog.records)
