@@ -99,14 +99,14 @@ def test_bm25_finds_a_word_split_by_an_invisible_character(vault, tmp_path, quer
         store.close()
 
 
-def test_a_query_pasted_with_an_invisible_character_finds_the_word(tmp_path):
+def test_a_query_pasted_with_an_invisible_character_finds_the_word(tmp_path, closing):
     root = tmp_path / "vault"
     write(root, "Credentials.md", "# Credentials\n\nRotate the password of the backup robot every quarter.\n")
     for i in range(6):
         write(root, f"Other {i}.md", f"# Other {i}\n\n{FILLER}\n")
     index_into(tmp_path / "home", root)
     with _home(tmp_path):
-        recaller = open_recaller(root)
+        recaller = closing(open_recaller(root))
         for mode in ("vector", "hybrid"):
             result = recaller.ask("pass\u200bword rota\u00adtion", mode, RecallSettings(k=3))
             assert result.results[0].path == "Credentials.md", mode
@@ -117,14 +117,14 @@ def test_the_names_lane_reads_a_title_split_by_a_soft_hyphen():
     assert fold("Kuber\u00adnetes Cluster") == fold("kubernetes cluster") == "kubernetes cluster"
 
 
-def test_a_title_split_by_a_soft_hyphen_is_found_by_its_name(tmp_path):
+def test_a_title_split_by_a_soft_hyphen_is_found_by_its_name(tmp_path, closing):
     root = tmp_path / "vault"
     write(root, "Kuber\u00adnetes Operators.md", f"Notes on reconcilers.\n\n{FILLER}\n")
     for i in range(6):
         write(root, f"Other {i}.md", f"# Other {i}\n\n{FILLER}\n")
     index_into(tmp_path / "home", root)
     with _home(tmp_path):
-        result = open_recaller(root).ask("kubernetes operators", "hybrid", RecallSettings(k=3))
+        result = closing(open_recaller(root)).ask("kubernetes operators", "hybrid", RecallSettings(k=3))
     assert result.results[0].path == "Kuber\u00adnetes Operators.md"
     assert "names" in result.results[0].sources
 
