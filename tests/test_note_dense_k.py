@@ -48,7 +48,7 @@ def vault(tmp_path):
     return root
 
 
-def test_the_dense_lanes_k_for_a_note_sought(vault, monkeypatch):
+def test_the_dense_lanes_k_for_a_note_sought(vault, monkeypatch, closing):
     """On, a query that seeks a note fuses the dense lane at the switch's k and every other lane
     as before; a question, or the switch off (0), leaves lane_rrf_k as it is."""
     seen: list[dict[str, int]] = []
@@ -59,7 +59,7 @@ def test_the_dense_lanes_k_for_a_note_sought(vault, monkeypatch):
         return real(rankings, k, weights, lane_k)
 
     monkeypatch.setattr(fusion, "rrf", spy)
-    recaller = open_recaller(vault)
+    recaller = closing(open_recaller(vault))
     on = RecallSettings(note_dense_rrf_k=45)
     recaller.ask(SOUGHT, "hybrid+ppr", on)
     assert seen == [{**DEFAULT_LANE_RRF_K, "dense": 45}]
@@ -74,13 +74,13 @@ def test_the_dense_lanes_k_for_a_note_sought(vault, monkeypatch):
     assert RecallSettings().lane_rrf_k == DEFAULT_LANE_RRF_K  # the settings' own dict is not changed
 
 
-def test_explain_says_the_dense_lane_took_its_own_k(vault):
+def test_explain_says_the_dense_lane_took_its_own_k(vault, closing):
     """`brain eval --explain` says when the dense lane was fused at the note-sought k, in text
     and JSON; not for a question, nor with the switch off, nor in a mode that fuses nothing."""
     from brain.evaluation.explain import explain, format_explanation
     from brain.evaluation.queries import EvalQuery
 
-    recaller = open_recaller(vault)
+    recaller = closing(open_recaller(vault))
     line = "the query asks for a note by what it is: the dense lane's order fused at RRF k 60"
     sought = EvalQuery("n1", SOUGHT, "navigational", ("Local AI Requirements.md",))
     ex = explain(recaller, sought, "hybrid+ppr", RecallSettings())
