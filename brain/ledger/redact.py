@@ -568,6 +568,16 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     (("atbb",), rf"({_lead('ATBB')})[A-Za-z0-9]{{32,}}", r"\1" + MASK),
     (("key-",), r"(key-(?<![\w.\-]key-))[a-f0-9]{32}(?![A-Za-z0-9])", r"\1" + MASK),  # Mailgun; "cache-key-<md5>" stays
     (("ltai",), rf"({_lead('LTAI')})[A-Za-z0-9]{{20}}(?![A-Za-z0-9])", r"\1" + MASK),
+    # Sourcegraph (sgp_, an instance's id or local_ maybe before the key), Buildkite, Square, 1Password's
+    # Secret Key, Dynatrace (upper case alone after its prefix), Mailchimp (its datacenter after the key),
+    # Twilio's account SID and auth token written as the pair its clients take.
+    (("sgp_",), rf"({_lead('sgp_')}(?:[a-f0-9]{{16}}_|local_)?)[a-f0-9]{{40}}(?![A-Za-z0-9])", r"\1" + MASK),
+    (("bkua_",), rf"({_lead('bkua_')})[a-f0-9]{{40}}(?![A-Za-z0-9])", r"\1" + MASK),
+    (("sq0atp-", "sq0csp-"), rf"({_lead('sq0(?:atp|csp)-')})[A-Za-z0-9_\-]{{22,}}", r"\1" + MASK),
+    (("a3-",), rf"({_lead('A3-')})[A-Z0-9]{{6}}(?:-[A-Z0-9]{{5,6}}){{5}}(?![A-Za-z0-9])", r"\1" + MASK),
+    (("dt0c01.",), r"((?<![A-Za-z0-9])dt0c01\.)[A-Z0-9]{24}\.[A-Z0-9]{64}(?![A-Za-z0-9])", r"\1" + MASK),
+    (("-us",), r"(?<![A-Za-z0-9])[0-9a-f]{32}(?=-us[0-9]{1,2}(?![A-Za-z0-9]))", MASK),
+    ((":",), r"(AC[0-9a-f]{32}:)(?<![A-Za-z0-9]AC[0-9a-f]{32}:)[0-9a-f]{32}(?![A-Za-z0-9])", r"\1" + MASK),
     (
         ("q~",),
         r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])",
