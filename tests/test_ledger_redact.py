@@ -2925,3 +2925,33 @@ def test_what_a_command_stores_as_a_secret_is_masked(text, kept):
 )
 def test_more_clients_passwords_and_tokens_are_masked(text, kept):
     assert redact(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # aws configure's prompts, what was typed after them: a key there already (its last four characters
+        # in the brackets), none, or an empty bracket.
+        (
+            "AWS Secret Access Key [****************EKEY]: Tr0ub4dor3xyz",
+            "AWS Secret Access Key [****************EKEY]: ***",
+        ),
+        ("AWS Secret Access Key [None]: wJalrXUtnFEMI/K7MDENG/bPxRfiCY", "AWS Secret Access Key [None]: ***"),
+        ("AWS Secret Access Key []: Tr0ub4dor3xyz", "AWS Secret Access Key []: ***"),
+        ("AWS Access Key ID [None]: AKIAIOSFODNN7EXAMP", "AWS Access Key ID [None]: ***"),
+        (
+            "AWS Access Key ID [****************ABCD]: AKIAIOSFODNN7EXAMPLE",
+            "AWS Access Key ID [****************ABCD]: ***",
+        ),
+        (
+            "$ aws configure\nAWS Access Key ID [None]: AKIAIOSFODNN7EXAMP\nAWS Secret Access Key [None]: Tr0ub4dor3xyz\n"
+            "Default region name [None]: us-east-1\nDefault output format [None]: json",
+            "$ aws configure\nAWS Access Key ID [None]: ***\nAWS Secret Access Key [None]: ***\n"
+            "Default region name [None]: us-east-1\nDefault output format [None]: json",
+        ),
+        # The prompt with nothing typed (Enter keeps the key) and the region's stay.
+        ("AWS Secret Access Key [****************EKEY]: \nDefault region name [us-east-1]: eu-west-1", None),
+    ],
+)
+def test_what_aws_configure_s_prompts_were_answered_is_masked(text, kept):
+    assert redact(text) == (text if kept is None else kept)

@@ -663,6 +663,14 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
         rf"(\bcurl\b{_SAME_COMMAND}\s(?:-[uU]\s*|--(?:proxy-)?user(?:\s+|=))){_VALUE}",
         "user_password",
     ),
+    # aws configure's prompts answered: "AWS Secret Access Key [****************EKEY]: X" (the brackets hold
+    # the last four characters of the key there, None or nothing), the access key's id's and the session
+    # token's the same.
+    (
+        ("access key id [", "secret access key [", "session token ["),
+        rf"(AWS (?:Access Key ID|Secret Access Key|Session Token) \[[^\]\n]{{0,40}}\]:[ \t]*)(?![-$]){_VALUE}",
+        None,
+    ),
     # aws configure set aws_secret_access_key VALUE (no "=", so the rule below misses it)
     (
         ("configure",),
