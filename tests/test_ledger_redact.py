@@ -2955,3 +2955,26 @@ def test_more_clients_passwords_and_tokens_are_masked(text, kept):
 )
 def test_what_aws_configure_s_prompts_were_answered_is_masked(text, kept):
     assert redact(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # httpie's (and xh's) -a/--auth user:password: the user stays; a bearer token (-A bearer) is masked whole.
+        ("http -a alice:S3cretPass https://api.example.com", "http -a alice:*** https://api.example.com"),
+        ("https --auth alice:S3cretPass api.example.com/x", "https --auth alice:*** api.example.com/x"),
+        ("http --auth=alice:S3cretPass POST example.org", "http --auth=alice:*** POST example.org"),
+        ("http -v -aalice:S3cretPass example.org", "http -v -aalice:*** example.org"),
+        ("xh -a alice:S3cretPass example.org", "xh -a alice:*** example.org"),
+        ("http -A bearer -a Tr0ub4dor3xyz example.org", "http -A bearer -a *** example.org"),
+        ("http --auth-type=bearer --auth Tr0ub4dor3xyz example.org", "http --auth-type=bearer --auth *** example.org"),
+        ('{"command": "http -a alice:S3cretPass example.org"}', '{"command": "http -a alice:*** example.org"}'),
+        # A user alone (httpie asks), a variable, another command's -a, prose stay.
+        ("http -a alice example.org", None),
+        ("http -a alice:$PASS example.org", None),
+        ("ls -a a:b; git commit -a -m fix:typo", None),
+        ("see http -a for the auth option: user:pass", None),
+    ],
+)
+def test_httpie_s_auth_is_masked(text, kept):
+    assert redact(text) == (text if kept is None else kept)

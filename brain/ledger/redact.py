@@ -663,6 +663,8 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
         rf"(\bcurl\b{_SAME_COMMAND}\s(?:-[uU]\s*|--(?:proxy-)?user(?:\s+|=))){_VALUE}",
         "user_password",
     ),
+    # httpie's (xh's) -a/--auth user:password (_mask_httpie_auth reads the command it is an option of).
+    ((" -a", "--auth"), rf"((?<![\w-])(?:-a[ \t]*|--auth(?:[ \t]+|=)))(?![-$]){_VALUE}", "httpie"),
     # aws configure's prompts answered: "AWS Secret Access Key [****************EKEY]: X" (the brackets hold
     # the last four characters of the key there, None or nothing), the access key's id's and the session
     # token's the same.
@@ -1160,6 +1162,23 @@ def _mask_user_password(match: re.Match[str]) -> str:
     if not opening and (rest := _next_lines(match, value)):
         return f"{key}{user}:{MASK}{rest}"
     return f"{key}{opening}{user}:{MASK}{closing}"
+
+
+# Where a command httpie's (or xh's) -a/--auth is an option of starts, reading back from the option.
+_HTTPIE_BEFORE_AUTH = re.compile(r"(?:^|[\n;&|(`\"]|\\n|\$ )[ \t]*(?:sudo[ \t]+)?(?:https?|xhs?)[ \t][^\n;&|]*\Z")
+_BEARER_AUTH = re.compile(r"(?<![\w-])(?:-A[ \t]*|--auth-type(?:=|[ \t]+))bearer\b")
+
+
+def _mask_httpie_auth(match: re.Match[str]) -> str:
+    """httpie's -a/--auth value: user:password keeps its user; a bearer token (-A bearer) is masked whole; an
+    option of another command stays."""
+    text, start = match.string, match.start()
+    command = _HTTPIE_BEFORE_AUTH.search(text, max(0, start - 400), start)
+    if command is None:
+        return match.group(0)
+    if _BEARER_AUTH.search(text, command.start(), start) is not None:
+        return _mask_value(match)
+    return _mask_user_password(match)
 
 
 def _mask_named(match: re.Match[str]) -> str:
@@ -1716,6 +1735,7 @@ _REPLACERS = {
     "from literal": _mask_from_literal,
     "value flag": _mask_value_flag,
     "client login": _mask_client_login,
+    "httpie": _mask_httpie_auth,
 }
 
 
