@@ -2978,3 +2978,24 @@ def test_what_aws_configure_s_prompts_were_answered_is_masked(text, kept):
 )
 def test_httpie_s_auth_is_masked(text, kept):
     assert redact(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # git config NAME VALUE (no "=") where the name names a secret: hub's, gh's, a tool's token.
+        ("git config github.token 0123456789abcdefdeadbeef", "git config github.token ***"),
+        ("git config --global github.token Tr0ub4dor3xyz", "git config --global github.token ***"),
+        (
+            "git config --file .git/config hub.oauthtoken Tr0ub4dor3xyz",
+            "git config --file .git/config hub.oauthtoken ***",
+        ),
+        ('git config --global user.password "correct horse"', 'git config --global user.password "***"'),
+        # Names of no secret, reading a value, the credential helper, a variable stay.
+        ("git config --global user.name 'Alice Smith'; git config credential.helper store", None),
+        ("git config --get github.token", None),
+        ("git config --global github.token $GITHUB_TOKEN", None),
+    ],
+)
+def test_a_secret_git_config_stores_is_masked(text, kept):
+    assert redact(text) == (text if kept is None else kept)

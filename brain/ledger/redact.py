@@ -673,6 +673,13 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
         rf"(AWS (?:Access Key ID|Secret Access Key|Session Token) \[[^\]\n]{{0,40}}\]:[ \t]*)(?![-$]){_VALUE}",
         None,
     ),
+    # git config [options] NAME VALUE (no "="), where the name names a secret: github.token, hub.oauthtoken.
+    (
+        ("git config",),
+        r"(git(?<![\w-]git)[ \t]+config(?:[ \t]+(?:(?:-f|--file|--blob)[ \t]+\S+|--?[\w-]+(?:=\S+)?))*+[ \t]+)"
+        rf"(?P<name>[A-Za-z][\w-]*(?:\.[^\s.=]+)+)[ \t]+(?![-$])(?P<value>{_VALUE})",
+        "named",
+    ),
     # aws configure set aws_secret_access_key VALUE (no "=", so the rule below misses it)
     (
         ("configure",),
