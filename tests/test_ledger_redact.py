@@ -2999,3 +2999,24 @@ def test_httpie_s_auth_is_masked(text, kept):
 )
 def test_a_secret_git_config_stores_is_masked(text, kept):
     assert redact(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # netlify env:set NAME VALUE: masked where the name names a secret (as an assignment's is) or
+        # --secret marks it one.
+        ("netlify env:set STRIPE_SECRET_KEY sk9notakey1234", "netlify env:set STRIPE_SECRET_KEY ***"),
+        (
+            "netlify env:set API_TOKEN 'abc def 123' --context production",
+            "netlify env:set API_TOKEN '***' --context production",
+        ),
+        ("netlify env:set WEBHOOK_URL https://x.example/abc --secret", "netlify env:set WEBHOOK_URL *** --secret"),
+        # A setting, a variable, the command's help stay.
+        ("netlify env:set NODE_VERSION 18 --context production", None),
+        ("netlify env:set API_TOKEN $API_TOKEN", None),
+        ("netlify env:set --help", None),
+    ],
+)
+def test_what_netlify_env_set_stores_as_a_secret_is_masked(text, kept):
+    assert redact(text) == (text if kept is None else kept)

@@ -680,6 +680,13 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
         rf"(?P<name>[A-Za-z][\w-]*(?:\.[^\s.=]+)+)[ \t]+(?![-$])(?P<value>{_VALUE})",
         "named",
     ),
+    # netlify env:set NAME VALUE: a value whose name names a secret, as an assignment's is, or marked --secret.
+    (
+        ("env:set",),
+        rf"(netlify(?<![\w-]netlify)[ \t]+env:set[ \t]+(?P<name>[A-Za-z_][\w.-]*)[ \t]+)(?![-$])(?P<value>{_VALUE})"
+        r"(?P<rest>[^\n;&|]{0,400})",
+        "netlify",
+    ),
     # aws configure set aws_secret_access_key VALUE (no "=", so the rule below misses it)
     (
         ("configure",),
@@ -1186,6 +1193,17 @@ def _mask_httpie_auth(match: re.Match[str]) -> str:
     if _BEARER_AUTH.search(text, command.start(), start) is not None:
         return _mask_value(match)
     return _mask_user_password(match)
+
+
+def _mask_netlify_env(match: re.Match[str]) -> str:
+    """netlify env:set's value, where its name names a secret or --secret follows."""
+    if not _secret_name(match.group("name")) and re.search(r"(?<!\S)--secret\b", match.group("rest")) is None:
+        return match.group(0)
+    opening, bare, closing = _unquote(match.group("value"))
+    if not bare or bare.startswith((MASK, "$")):
+        return match.group(0)
+    start, (value_start, value_end) = match.start(), match.span("value")
+    return match.string[start:value_start] + f"{opening}{MASK}{closing}" + match.string[value_end : match.end()]
 
 
 def _mask_named(match: re.Match[str]) -> str:
@@ -1743,6 +1761,7 @@ _REPLACERS = {
     "value flag": _mask_value_flag,
     "client login": _mask_client_login,
     "httpie": _mask_httpie_auth,
+    "netlify": _mask_netlify_env,
 }
 
 
