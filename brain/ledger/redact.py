@@ -666,11 +666,10 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     # httpie's (xh's) -a/--auth user:password (_mask_httpie_auth reads the command it is an option of).
     ((" -a", "--auth"), rf"((?<![\w-])(?:-a[ \t]*|--auth(?:[ \t]+|=)))(?![-$]){_VALUE}", "httpie"),
     # aws configure's prompts answered: "AWS Secret Access Key [****************EKEY]: X" (the brackets hold
-    # the last four characters of the key there, None or nothing), the access key's id's and the session
-    # token's the same.
+    # the last four characters of the key there, None or nothing), the access key's id's the same.
     (
-        ("access key id [", "secret access key [", "session token ["),
-        rf"(AWS (?:Access Key ID|Secret Access Key|Session Token) \[[^\]\n]{{0,40}}\]:[ \t]*)(?![-$]){_VALUE}",
+        ("access key",),
+        rf"(AWS (?:Access Key ID|Secret Access Key) \[[^\]\n]{{0,40}}\]:[ \t]*)(?![-$]){_VALUE}",
         None,
     ),
     # git config [options] NAME VALUE (no "="), where the name names a secret: github.token, hub.oauthtoken.
