@@ -2851,6 +2851,9 @@ def _trigger_scan() -> tuple[tuple[_Group, ...], re.Pattern[str], dict[str, tupl
 
 
 _ASKED_GROUPS, _RARE_AT, _ANCHORED_GROUPS = _trigger_scan()
+# Finds of _RARE_AT read before the words of the characters not found yet are asked in turn, each a scan: a
+# text that holds a word many times is read no further (a find is a step of Python, a scan a few of C's).
+_MOST_FOUND = 64
 # What every long token (_TOKEN) holds: 40 of its characters in a row.
 _TOKEN_RUN = re.compile(r"[A-Za-z0-9+/=_\-]{40}")
 
@@ -2859,7 +2862,10 @@ def _rules_to_run(lowered: str) -> list[int]:
     """The indexes in _RULES, in order, of the rules a trigger of which occurs in ``lowered``."""
     groups = list(_ASKED_GROUPS)
     seen: set[str] = set()
-    for match in _RARE_AT.finditer(lowered):
+    for count, match in enumerate(_RARE_AT.finditer(lowered)):
+        if count == _MOST_FOUND:  # a text of many ("hf_hf_hf_…"): the words of the other characters in turn
+            groups += [group for character, more in _ANCHORED_GROUPS.items() if character not in seen for group in more]
+            break
         character = match.group()
         if character not in seen:
             seen.add(character)
