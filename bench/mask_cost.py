@@ -6,7 +6,9 @@ Each kind is one unit repeated to the size: a password named in prose, .env line
 block of NAME=x commands, YAML block scalars, plain and quoted scalars going on below their key,
 JSON, a transcript's escaped lines, one line of many keys, a Markdown table, a password straight after
 its name, a container's env pairs, a Russian passphrase after a dash, a placeholder and a passphrase
-stated before a clause, a password's name before a bracket, a comma, a question mark. An old rule
+stated before a clause, a password's name before a bracket, a comma, a question mark, keys' prefixes
+(one repeated: each a match of the trigger scan), httpie's -a after another command's, aws configure's
+prompts, git config's options, netlify env:set. An old rule
 that costs the square of the size stops being timed for a kind once the next size would take over
 ``--give-up`` seconds (by its last figure, times the square of the growth).
 
@@ -45,6 +47,12 @@ KINDS = {
     "Russian dash": "пароль — синий кит плывёт, а логин bob\n",
     "placeholder": "password: <your password>\nthe secret is correct horse battery staple and more\n",
     "password aside": "the password (optional); username, password, email; the db password? see below\n",
+    "key prefixes": "hf_ sgp_ bkua_ sq0atp- a3- dt0c01. AC0123:0123 0123456789abcdef-us1 ",
+    "one prefix": "hf_",
+    "httpie": "ls -a x:y; |http |http -a u:p\n",
+    "aws configure": "AWS Secret Access Key [None]: x\nAWS Access Key ID []: \n",
+    "git config": "git config -f -f -f -f -f -f -f -f -f -f -f -f -f -f -f -f -f -f -f x\n",
+    "netlify": "netlify env:set A_TOKEN x --secret; netlify env:set A b\n",
 }
 
 
