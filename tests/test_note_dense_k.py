@@ -32,6 +32,13 @@ SOUGHT = "the note on what hardware I need to run LLMs locally"
         ("my llm notes, can I run them on a laptop", False),  # a yes-no question after a clause
         ("footnotes and notebook pages", True),  # "pages"
         ("footnotes and notebooks", False),  # words inside other words are not the word
+        # Russian puts a comma before every clause a question word opens: after "то", "том", "тем"
+        # ("о том, как…": about how…) the clause describes, as "the note on how…" does
+        ("заметка о том, как настроить vim", True),
+        ("заметка про то, что я купил в Лиссабоне", True),
+        ("страница с тем, где лежат бэкапы", True),
+        ("заметка о том, как настроить vim, какой плагин я выбрал", False),  # then a clause that asks
+        ("в заметке про vim, какой плагин я выбрал", False),
     ],
 )
 def test_seeks_note(query, seeks):

@@ -56,6 +56,9 @@ _NOTE_WORDS = re.compile(r"\b(?:notes?|pages?|заметк\w*|страниц\w*)
 # ... and a question word that opens a clause asks ("in the note where I compared X, what
 # command…"), where one after "on" or "where" describes ("the note on what hardware I need").
 _CLAUSE_ASKS = re.compile(rf"(?:[,;:]|\s[-–—])\s*(?:{_EN_WORDS}|{_RU_WORDS})\b", re.IGNORECASE | re.UNICODE)
+# Russian writes a comma before every clause a question word opens, and after "то", "том", "тем"…
+# ("заметка о том, как настроить vim": about how to) that clause describes, as "on how" does.
+_RU_CORRELATIVE = re.compile(r"(?<!\w)(?:то|того|тому|тем|том|те|тех|теми|та|той|ту)\s*$", re.IGNORECASE | re.UNICODE)
 
 
 def is_question(query: str) -> bool:
@@ -85,16 +88,21 @@ def seeks_note(query: str) -> bool:
     locally", "page where I benchmarked local LLMs…"), not a question about what one says: a
     word for a note or page, no question mark, no question's opening ("what kinds of lens
     filters do I have notes on" asks), no question word opening a clause and no yes-no question
-    after one. A question word inside ("the note on what…", "the page where…") begins the
-    description, not a question."""
+    after one. A question word inside ("the note on what…", "the page where…", "заметка о том,
+    как…") begins the description, not a question."""
     text = yo_as_ye(query)
     return (
         bool(_NOTE_WORDS.search(text))
         and "?" not in text
         and not is_question(text)
         and not _CLAUSE_QUESTION.search(text)
-        and not _CLAUSE_ASKS.search(text)
+        and not any(not _describes(text, clause.start()) for clause in _CLAUSE_ASKS.finditer(text))
     )
+
+
+def _describes(text: str, at: int) -> bool:
+    """The clause at ``at`` follows a Russian "то", "том", "тем"… (its last 64 characters read)."""
+    return _RU_CORRELATIVE.search(text, max(0, at - 64), at) is not None
 
 
 def asks_only_why(query: str) -> bool:
