@@ -39,6 +39,7 @@ def _links(table: dict[int, list[int]], asked: list[int]):
         ([1, 2], [1, 3], [2], {10: [2]}, "where does the aberration teleport?", None),  # a question
         ([1, 2], [1, 3], [2], {10: [2]}, "what aberration teleports home", None),  # a question word
         ([1, 2], [1, 3], [2], {10: [2]}, "sleeping aberration, can I finish it off", None),  # asked, no "?"
+        ([1, 2], [1, 3], [2], {10: [2]}, "sleeping aberration. can I finish it off", None),  # a sentence, then asked
         ([1, 2], [1, 3], [2], {10: [2]}, "can I finish the aberration off", None),  # opens as a question
         ([1, 2], [3, 1], [2], {10: [2]}, "an aberration teleporting home", None),  # BM25 puts 3 first
         ([1, 2], [1, 3], [2], {10: [5]}, "an aberration teleporting home", None),  # links elsewhere
@@ -146,6 +147,9 @@ def test_explain_says_a_description_put_its_note_first(lair, monkeypatch, closin
         ("can I zoom over the enemies without a free swing at me", True),  # a question's opening
         ("flying rules - do they take a move action", True),
         ("можно ли добить спящего", True),
+        ("sleeping creature. can I finish it off", True),  # after a sentence, not a clause
+        ("flying rules! do they take a move action", True),
+        ("sleeping creature… can I finish it off", True),
         ("what is that lair", True),
         ("the default random generator in python that's fine for simulations but unsafe for secrets", False),
         ("notes from the Lisbon offsite", False),

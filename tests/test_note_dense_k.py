@@ -39,6 +39,9 @@ SOUGHT = "the note on what hardware I need to run LLMs locally"
         ("страница с тем, где лежат бэкапы", True),
         ("заметка о том, как настроить vim, какой плагин я выбрал", False),  # then a clause that asks
         ("в заметке про vim, какой плагин я выбрал", False),
+        ("my raft notes. what did I decide about the lease", False),  # a question after a sentence
+        ("my raft notes. can I use them for the talk", False),
+        ("notes from Lisbon. The offsite, day two", True),
     ],
 )
 def test_seeks_note(query, seeks):

@@ -40,11 +40,11 @@ _QUESTION = re.compile(
     re.IGNORECASE | re.UNICODE,
 )
 
-# A yes-no question after a clause that sets the scene ("sleeping creature, can I finish it
-# off", "attacking someone you cant see, is there a coin flip"), with no question mark or word;
-# Russian asks yes or no with ли ("можно ли добить спящего").
+# A yes-no question after a clause or a sentence that sets the scene ("sleeping creature, can I
+# finish it off", "attacking someone you cant see, is there a coin flip", "sleeping creature. can
+# I…"), with no question mark or word; Russian asks yes or no with ли ("можно ли добить спящего").
 _CLAUSE_QUESTION = re.compile(
-    r"(?:^|[,;:]\s*|\s[-–—]\s*)(?:can|could|should|would|will|do|does|did|is|are|was|were|may|must|shall)\s+"
+    r"(?:^|[,;:]\s*|\s[-–—]\s*|[.!…]\s+)(?:can|could|should|would|will|do|does|did|is|are|was|were|may|must|shall)\s+"
     r"(?:i|you|we|it|he|she|they|one|this|that|there)\b|\bли\b",
     re.IGNORECASE | re.UNICODE,
 )
@@ -53,9 +53,10 @@ _CLAUSE_QUESTION = re.compile(
 # What a user calls the thing they want when they want a note as a whole ("the note on…", "my
 # notes from…", "page where I…", "заметка про…"): words about the vault, not its content.
 _NOTE_WORDS = re.compile(r"\b(?:notes?|pages?|заметк\w*|страниц\w*)\b", re.IGNORECASE | re.UNICODE)
-# ... and a question word that opens a clause asks ("in the note where I compared X, what
-# command…"), where one after "on" or "where" describes ("the note on what hardware I need").
-_CLAUSE_ASKS = re.compile(rf"(?:[,;:]|\s[-–—])\s*(?:{_EN_WORDS}|{_RU_WORDS})\b", re.IGNORECASE | re.UNICODE)
+# ... and a question word that opens a clause or a sentence asks ("in the note where I compared
+# X, what command…", "my raft notes. what did I decide"), where one after "on" or "where"
+# describes ("the note on what hardware I need").
+_CLAUSE_ASKS = re.compile(rf"(?:[,;:]|\s[-–—]|[.!…](?=\s))\s*(?:{_EN_WORDS}|{_RU_WORDS})\b", re.IGNORECASE | re.UNICODE)
 # Russian writes a comma before every clause a question word opens, and after "то", "том", "тем"…
 # ("заметка о том, как настроить vim": about how to) that clause describes, as "on how" does.
 _RU_CORRELATIVE = re.compile(r"(?<!\w)(?:то|того|тому|тем|том|те|тех|теми|та|той|ту)\s*$", re.IGNORECASE | re.UNICODE)
