@@ -22,7 +22,7 @@ from brain.cli import cli
 from brain.errors import ConfigError, IndexMismatchError
 from brain.index.indexer import index_vault
 from brain.index.status import vault_status
-from brain.index.writer_lock import VaultLocked, vault_lock
+from brain.index.writer_lock import VaultLocked, indexing_now, vault_lock
 
 
 def _index(vault: Path, embedder=None, **kwargs):
@@ -529,6 +529,35 @@ def test_status_says_a_run_is_indexing_the_vault_now(indexed):
     after = _invoke("status", "--vault", str(vault)).stdout
     assert "(run `brain index`)" in after and "indexing:" not in after
     assert json.loads(_invoke("status", "--vault", str(vault), "--json").stdout)["indexing"] is None
+
+
+@pytest.mark.skipif(not Path("/proc/locks").exists(), reason="elsewhere the lock is taken for a moment to look")
+def test_status_looking_at_the_writer_lock_turns_no_writer_away(indexed, monkeypatch):
+    """`brain status` took the writer lock shared for a moment to see whether a run held it: a
+    `brain index --wait 0`, or `brain ask` bringing the index up to date, that came in that moment
+    was refused as "another brain process is indexing this vault", where none was. Each writer
+    that comes while status looks is let in."""
+    import fcntl
+
+    vault, _ = indexed
+    directory = config.index_dir(vault.resolve())
+    real = fcntl.flock
+    refused: list[str] = []
+
+    def flock(fd, operation):
+        real(fd, operation)
+        if operation & fcntl.LOCK_SH:  # status holds it now, and a writer comes
+            try:
+                with vault_lock(directory):
+                    pass
+            except VaultLocked as exc:
+                refused.append(str(exc))
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+    assert indexing_now(directory) is None
+    assert refused == []
+    with vault_lock(directory):  # a writer at work is still seen
+        assert indexing_now(directory) == {"pid": os.getpid()}
 
 
 def test_a_vault_found_empty_keeps_its_index(indexed, tmp_path):
