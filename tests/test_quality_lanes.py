@@ -356,6 +356,25 @@ def test_names_lane_stays_out_of_questions(named_vault, closing):
     assert recaller.ask("flame demon stats", "hybrid", settings).lanes["names"][0].path == "Monsters/Balor.md"
 
 
+def test_names_lane_answers_a_notes_name_typed_whole_though_it_opens_as_a_question(tmp_path, closing):
+    """A book's note is named as the book is ("Why Nations Fail", "How Google Works"), a person's
+    as they are ("Will Larson"): typed whole, that name opened as a question does, and the names
+    lane stayed out of it, so the note of that name was not put first. A name typed whole is
+    answered; a question about it still is not."""
+    vault = tmp_path / "vault"
+    write(vault, "Books/Why Nations Fail.md", "# Why Nations Fail\n\nAcemoglu and Robinson on institutions.\n")
+    write(vault, "People/Will Larson.md", "# Will Larson\n\nWrote Staff Engineer and An Elegant Puzzle.\n")
+    write(vault, "Economics.md", "# Economics\n\nWhy do nations fail? Extractive institutions, says the book.\n")
+    index_vault(vault, progress=False)
+    recaller = closing(open_recaller(vault))
+    settings = RecallSettings(weights={**NAMES_OFF, "names": 1.0})
+    for query, path in (("Why Nations Fail", "Books/Why Nations Fail.md"), ("will larson", "People/Will Larson.md")):
+        lane = recaller.ask(query, "hybrid", settings).lanes["names"]
+        assert [c.path for c in lane][:1] == [path] and lane[0].named, query
+    assert recaller.ask("why do nations fail?", "hybrid", settings).lanes["names"] == []
+    assert recaller.ask("why did the nations fail", "hybrid", settings).lanes["names"] == []
+
+
 def test_names_lane_answers_a_question_that_compares(named_vault, closing):
     """A question that compares names what it asks about: both notes come from the names lane."""
     recaller = closing(open_recaller(named_vault))

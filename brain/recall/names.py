@@ -443,13 +443,17 @@ def names_search(
 ) -> list[Candidate]:
     """The names lane: notes whose name the query holds, each shown by its best chunk; nothing
     for a question, unless it compares: "TimescaleDB or ClickHouse, what's the difference for
-    us?" names the notes it asks about. ``score`` is the name score, ``dense_score`` the shown
-    chunk's cosine."""
-    if is_question(query) and not compares(query):
-        return []
+    us?" names the notes it asks about; or unless it is a note's name as written, which may open
+    as a question does (a book's note, "Why Nations Fail"; a person's, "Will Larson"). ``score``
+    is the name score, ``dense_score`` the shown chunk's cosine."""
+    question = is_question(query) and not compares(query)
+    if question and not all(w in index.by_word for w in words(query) if w not in STOP):  # a word no name has
+        return []  # (no search: a question that is no name is most)
     # Two deep at least: whether the query names one note whole or two is not judged from the
     # first alone (--depth 1 listed one of two notes of that name, and it was put first as the only one).
     found = index.search(query, max(depth, 2))
+    if question and not any(m.whole and fold(m.name) == fold(query.strip()) for m in found):
+        return []
     whole = {m.note_id for m in found if m.whole}
     found = found[:depth]
     if len(whole) > 1 and sum(m.whole for m in found) < 2:  # one listed of two: not the only one
