@@ -209,3 +209,24 @@ def file_size_limit_met(exc: BaseException, files: Iterable[str | os.PathLike[st
 
 def size_limit_words(limit: int) -> str:
     return f"{limit / (1 << 20):.1f} MB" if limit >= 1 << 20 else f"{limit:,} bytes"
+
+
+def exclusive_flocks(fd: int) -> list[int] | None:
+    """The pids holding an exclusive flock on the open file ``fd`` (0 for a process of another
+    pid namespace), from /proc/locks; None where the system does not say (macOS). Who holds a
+    lock, read without taking it: a look that took it for a moment turned away a process that
+    came for it in that moment, as if another held it."""
+    try:
+        st = os.fstat(fd)
+        with open("/proc/locks", encoding="ascii", errors="replace") as locks:
+            lines = locks.read().splitlines()
+    except OSError:
+        return None
+    file = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    found = []
+    for line in lines:
+        # "1: FLOCK  ADVISORY  WRITE 4242 fe:00:2149121 0 EOF"; a waiter's line has "->" after the number
+        fields = line.split()
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[3] == "WRITE" and fields[5] == file:
+            found.append(int(fields[4]) if fields[4].isdigit() else 0)
+    return found

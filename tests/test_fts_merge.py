@@ -286,6 +286,36 @@ def test_one_merger_at_a_time_and_its_failure_is_reported(index, monkeypatch, ca
     assert all(merging == 0 and len(level) < 4 for merging, level in _levels(directory))
 
 
+@pytest.mark.skipif(not Path("/proc/locks").exists(), reason="elsewhere the lock is taken for a moment to look")
+def test_a_look_at_whether_the_work_is_under_way_turns_no_worker_away(tmp_path, monkeypatch):
+    """``busy`` (`brain status`, a pass deciding whether to start the merger) took the work's lock
+    for a moment to see whether a worker held it: a worker starting in that moment found it held
+    and left, its work undone until a later pass. The look takes no lock; a worker at work is
+    still seen."""
+    import fcntl
+
+    directory = tmp_path
+    name = fts_merge.MERGE.name
+    with background.held(directory, name, wait=True) as mine:
+        assert mine and background.busy(directory, name)
+    assert not background.busy(directory, name)
+    monkeypatch.setattr(os, "nice", lambda increment: 0)  # the worker's, run here: not this process's
+    real = fcntl.flock
+    turned_away: list[str] = []
+
+    def flock(fd, operation):
+        real(fd, operation)
+        if not turned_away and operation & fcntl.LOCK_EX and operation & fcntl.LOCK_NB:  # the look holds it
+            done: list[Path] = []
+            assert background.main(fts_merge.MERGE, done.append, ["worker", str(directory)]) == 0
+            if not done:
+                turned_away.append("a worker starting while busy() looked")
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+    assert not background.busy(directory, name)
+    assert turned_away == []
+
+
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="kill -9")
 def test_kill_9_of_the_merger_mid_merge_leaves_fts5_whole(index, monkeypatch):
     """`kill -9` of the merger between or inside its steps: each is one transaction, so FTS5 is

@@ -88,9 +88,25 @@ def held(directory: Path, name: str, *, wait: bool) -> Iterator[bool]:
 
 
 def busy(directory: Path, name: str) -> bool:
-    """Whether a process is doing ``name``'s work on this folder now."""
-    if not lock_file(directory, name).exists():
+    """Whether a process is doing ``name``'s work on this folder now: read from /proc/locks
+    (Linux), else by taking its lock for a moment, which turns away a worker starting in that
+    moment (it finds the lock held, and leaves the work to the next pass)."""
+    path = lock_file(directory, name)
+    if not path.exists():
         return False
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        fd = -1
+    if fd >= 0:
+        from ..file_state import exclusive_flocks  # not for a folder with no work under way
+
+        try:
+            holders = exclusive_flocks(fd)
+        finally:
+            os.close(fd)
+        if holders is not None:
+            return bool(holders)
     with held(directory, name, wait=False) as free:
         return not free
 

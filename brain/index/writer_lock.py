@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .. import config
 from ..errors import BrainError, UnusableFileError
+from ..file_state import exclusive_flocks
 from .store import IndexStore
 
 
@@ -146,7 +147,7 @@ def indexing_now(directory: Path) -> dict[str, int | None] | None:
     except OSError:  # none yet (nothing ever indexed here), or not ours to open
         return None
     try:
-        held = _write_flocks(fd)
+        held = exclusive_flocks(fd)
         if held is not None:  # the system says who holds it, without a lock of ours in a writer's way
             return {"pid": next((pid for pid in held if pid > 0), None)} if held else None
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
@@ -174,25 +175,6 @@ def _locked_message(directory: Path, waited: float, who: str = "") -> str:
 def flock_holder(fd: int) -> int | None:
     """The pid of the process holding the flock on the open file ``fd``, from /proc/locks
     (Linux); None where the system does not say (macOS), or not now (it was let go)."""
-    for pid in _write_flocks(fd) or ():
+    for pid in exclusive_flocks(fd) or ():
         return pid if pid > 0 else None  # 0: a process of another pid namespace
     return None
-
-
-def _write_flocks(fd: int) -> list[int] | None:
-    """The pids holding an exclusive flock on the open file ``fd`` (0 for a process of another
-    pid namespace), from /proc/locks; None where the system does not say (macOS)."""
-    try:
-        st = os.fstat(fd)
-        with open("/proc/locks", encoding="ascii", errors="replace") as locks:
-            lines = locks.read().splitlines()
-    except OSError:
-        return None
-    file = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
-    found = []
-    for line in lines:
-        # "1: FLOCK  ADVISORY  WRITE 4242 fe:00:2149121 0 EOF"; a waiter's line has "->" after the number
-        fields = line.split()
-        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[3] == "WRITE" and fields[5] == file:
-            found.append(int(fields[4]) if fields[4].isdigit() else 0)
-    return found
