@@ -389,4 +389,6 @@ def search_hint(ref: str) -> Iterator[None]:
         if len(ref) > QUOTED_CHARS or not ref.isprintable():  # a name pasted by mistake is not said twice
             raise NoNoteNamed(f"{exc}: `brain ask` finds notes by what they say", suggested=True) from None
         typed = f'"{ref}"' if not set(ref) & set('"$`\\!') else shlex.quote(ref)
+        if ref.startswith("-"):  # else an option to brain ask ("-retries in kafka": no such option -r)
+            typed = f"-- {typed}"
         raise NoNoteNamed(f"{exc}: `brain ask {typed}` finds notes by what they say", suggested=True) from None

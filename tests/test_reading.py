@@ -366,6 +366,20 @@ def test_history_of_a_name_no_note_answers_to_says_how_to_find_it_at_any_moment(
     )
 
 
+def test_the_search_suggested_for_a_name_that_begins_with_a_dash_runs(indexed):
+    """`brain note -- "-retries in kafka"`: the suggested `brain ask "-retries in kafka"` was
+    read by brain ask as an option it does not know. The suggestion ends the options first."""
+    root, _ = indexed
+    name = "-retries in kafka"
+    out = CliRunner().invoke(cli, ["note", "--vault", str(root), "--", name])
+    assert out.exit_code == 1 and out.output.count("\n") == 1, out.output
+    suggested = re.search(r"`(brain ask [^`]*)` finds notes by what they say", out.output)
+    assert suggested, out.output
+    words = shlex.split(suggested.group(1))
+    asked = CliRunner().invoke(cli, [*words[1:2], "--vault", str(root), *words[2:]])
+    assert asked.exit_code == 0, asked.output
+
+
 def test_neighbours_shows_a_link_written_many_times_once_with_its_count(toy_vault):
     # A generated note linking [[Home]] 5,000 times printed 5,000 identical lines.
     write(toy_vault, "Log.md", "# Log\n\n" + "".join(f"entry {i} [[Home]]\n" for i in range(5000)) + "[[Ghost]]\n")
