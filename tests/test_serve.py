@@ -1677,6 +1677,19 @@ def test_a_lone_surrogate_in_a_query_reaches_the_server(toy_vault):
         assert len(results[0].results) == 3
 
 
+def test_a_vault_whose_path_is_not_utf8_is_answered_by_its_server(toy_vault, tmp_path):
+    """A request names its vault as JSON, which holds no byte of a path that is not UTF-8 ("caf\xe9"
+    from a Latin-1 system): it went as "caf?", the server answered wrong_vault, and every client
+    (`brain ask`, the prompt hook, `brain mcp`) answered in-process, the server running unused."""
+    vault = tmp_path / os.fsdecode(b"caf\xe9")
+    shutil.copytree(toy_vault, vault)
+    _index(vault)
+    with served(vault, watch=False) as daemon:
+        assert client.call(daemon.root, "ping", timeout=30)["pid"] == os.getpid()
+        results = client.ask(daemon.root, "agent memory", ["hybrid"], RecallSettings(k=3), timeout=30)
+        assert len(results[0].results) == 3
+
+
 def test_a_touched_note_dated_by_its_mtime_is_served_with_the_new_date(toy_vault):
     """Same bytes, new mtime: the index takes the new date (a note without a date field is
     dated by its mtime), and the server serves it, where it had kept the state it loaded."""

@@ -430,7 +430,7 @@ class Daemon:
             _SAID.say(logging.INFO, "bad request (%s): %s", exc.code, exc.message, kind=f"bad request ({exc.code})")
             return protocol.error(exc.code, exc.message)
         if message["op"] == "stop":
-            if os.path.realpath(message["vault"]) != str(self.root):
+            if not protocol.names_vault(message["vault"], str(self.root)):
                 return protocol.error(
                     "wrong_vault", f"this server answers for {self.root}, not {quoted(message['vault'])}"
                 )

@@ -70,6 +70,7 @@ user), ``index_mismatch`` (the request's ``index`` is not what the index was bui
 from __future__ import annotations
 
 import json
+import os
 import types
 import typing
 from dataclasses import asdict, is_dataclass, replace
@@ -129,6 +130,17 @@ def shape() -> str:
     ]
     digest = hashlib.blake2b(";".join([str(RESULTS_REVISION), *fields]).encode(), digest_size=4).hexdigest()
     return f"{RESULTS_REVISION}-{digest}"
+
+
+def names_vault(given: str, root: str) -> bool:
+    """Whether a request's ``vault`` names the server's vault ``root``, compared as a request
+    carries a path: one that is not UTF-8 ("caf\\udce9") goes as "caf?" (``encode``), and such
+    a vault's server answered its every client wrong_vault."""
+
+    def sent(path: str) -> str:
+        return path.encode("utf-8", "replace").decode("utf-8")
+
+    return sent(os.path.realpath(given)) == sent(root)
 
 
 def encode(message: dict[str, Any]) -> bytes:

@@ -134,12 +134,18 @@ def read_record(root: Path) -> dict[str, Any] | None:
 
 
 def write_record(root: Path, record: dict[str, Any]) -> None:
-    """Write ``serve.json`` atomically, owner-only from the start (it may hold the HTTP token)."""
+    """Write ``serve.json`` atomically, owner-only from the start (it may hold the HTTP token).
+    A vault whose path is not UTF-8 ("caf\\udce9" for a Latin-1 name) has it written escaped, as
+    JSON may (read back as it was): written as text, it failed `brain serve`'s start."""
     path = record_path(root)
+    try:
+        text = json.dumps(record, indent=2, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(record, indent=2).encode("ascii")
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(record, handle, indent=2, ensure_ascii=False)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(text)
     os.replace(tmp, path)
 
 

@@ -1103,7 +1103,7 @@ class Service:
         from ..reading import NoteNotFound, OutsideVault
 
         try:
-            if os.path.realpath(message["vault"]) != str(self.root):
+            if not protocol.names_vault(message["vault"], str(self.root)):
                 raise protocol.ProtocolError(
                     "wrong_vault", f"this server answers for {self.root}, not {quoted(message['vault'])}"
                 )
