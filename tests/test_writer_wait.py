@@ -237,3 +237,33 @@ def test_a_writer_waiting_on_a_lock_file_its_holder_removed_takes_the_file_there
         thread.join(60)
     with vault_lock(directory):  # and free once the second is done
         pass
+
+
+@pytest.mark.skipif(os.name == "nt", reason="symlinks need privileges on Windows")
+def test_a_lock_file_that_is_a_symlink_is_taken_not_spun_on(tmp_path):
+    """The lock file taken was checked to be the file at its path by the path's own identity
+    (lstat): a symbolic link there (BRAIN_HOME's vaults/ kept by a dotfiles manager, a restore
+    that keeps links) never was, and every writer (`brain index`, `brain ask`'s update, a pass of
+    `brain serve`) took it, let it go and took it again, for ever, at 100% of a core, even with
+    --wait 0. The file the link leads to is the lock; a second writer is still turned away."""
+    directory = tmp_path / "vaults" / "notes-0123456789"
+    directory.parent.mkdir(parents=True)
+    target = tmp_path / "elsewhere" / "notes.lock"
+    target.parent.mkdir()
+    target.touch()
+    lock_path(directory).symlink_to(target)
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from brain.index.writer_lock import VaultLocked, vault_lock\n"
+        "with vault_lock(Path(sys.argv[1])):\n"
+        "    try:\n"
+        "        with vault_lock(Path(sys.argv[1])):\n"
+        "            print('two writers')\n"
+        "    except VaultLocked:\n"
+        "        print('one writer')\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script, str(directory)], capture_output=True, text=True, timeout=20, check=False
+    )
+    assert run.returncode == 0 and run.stdout == "one writer\n", run.stderr[-2000:]

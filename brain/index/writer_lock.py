@@ -96,8 +96,8 @@ def vault_lock(
                     # polled, not a blocking flock: that one no timeout can end, and Ctrl-C here
                     # is click's "Aborted!"
                     time.sleep(min(LOOK_EVERY, deadline - now))
-            try:
-                current = os.path.samestat(os.fstat(fd), os.lstat(path))
+            try:  # the file the path leads to: a symlink there is never the file taken, and was spun on
+                current = os.path.samestat(os.fstat(fd), os.stat(path))
             except FileNotFoundError:
                 current = False
             if current:
