@@ -283,8 +283,13 @@ def for_model(text: str) -> str:
 
 def one_line_for_model(text: str) -> str:
     """``text`` (a title, a path, the vault's folder) as a model reads it, on one line: a newline
-    in a name cannot start a line of its own (a forged "## " section or instruction)."""
-    return " ".join(for_model(text).split())
+    in a name cannot start a line of its own (a forged "## " section or instruction). Each run of
+    line breaks is one space, and the rest stays: joining every run of spaces showed the model
+    "Meeting  notes.md" as a path no file has."""
+    return _LINE_BREAKS.sub(" ", for_model(text))
+
+
+_LINE_BREAKS = LazyPattern("[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]+")
 
 
 # What the index searches of a note (what is embedded, what BM25 and the names lane read) and

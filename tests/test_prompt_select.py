@@ -315,3 +315,21 @@ def test_a_stub_note_gives_its_place_to_the_next():
     choice = select.choose(notes, min_cosine=0.35, k=5)
     assert [c.note_id for c in choice.notes] == [2, 3, 4, 5, 6]
     assert select.choose([stub], min_cosine=0.35, k=5).reason == select.BELOW_THRESHOLD
+
+
+def test_a_path_is_shown_as_the_model_can_open_it():
+    """Putting a name on one line joined every run of spaces: "Meeting  notes.md" (two spaces, a
+    tab) was shown to the model as a path no file has. Only line breaks become a space."""
+    note = Candidate(
+        note_id=1,
+        path="Work/Meeting  notes\twith Ann.md",
+        title="Meeting  notes",
+        chunk_id=1,
+        heading="",
+        text="Agenda and decisions. " * 5,
+        dense_score=0.9,
+        score=0.1,
+    )
+    text, _ = select.render([note], 3000, "/v")
+    assert "Work/Meeting  notes\twith Ann.md" in text.split("\n")
+    assert "## Meeting  notes" in text.split("\n")
