@@ -946,6 +946,27 @@ def test_a_client_that_stops_reading_ends_brain_mcp_without_a_traceback(toy_vaul
         assert process.returncode == 0
 
 
+@pytest.mark.slow
+def test_a_client_that_closes_stdin_and_never_reads_its_answers_does_not_keep_brain_mcp_running(toy_vault):
+    # A client that asked, never read stdout (the pipe full) and closed stdin, its end of stdout
+    # still open: brain mcp waited to write the answers for good, a process left behind.
+    _index(toy_vault)
+    with _raw_mcp(toy_vault) as process:
+        for number in range(1, 61):  # each answer is the tools' descriptions: far more than a pipe holds
+            _send(process, {"jsonrpc": "2.0", "id": number, "method": "tools/list"})
+        process.stdin.close()
+        started = time.monotonic()
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            pytest.fail("brain mcp kept running after its client closed stdin, its answers unread")
+        assert time.monotonic() - started < 15
+        assert process.returncode == 0
+        stderr = process.stderr.read().decode()
+        assert "Traceback" not in stderr, stderr
+        assert "closed stdin" in stderr and "answers unread" in stderr, stderr
+
+
 @pytest.mark.parametrize(
     "name, arguments, message",
     [

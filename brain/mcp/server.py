@@ -289,6 +289,8 @@ class BrainServer(MCPServer):
         super().__init__(*args, **kwargs)
         from .stdio import UNREADABLE
 
+        self.on_stdin_end: Any = None  # called once the client's stdin has ended (``run``: _AfterStdin)
+
         self._lowlevel_server.add_request_handler(UNREADABLE, _Unreadable, _answer_unreadable)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
@@ -318,7 +320,7 @@ class BrainServer(MCPServer):
     async def run_stdio_async(self) -> None:
         from .stdio import client_stdin
 
-        with client_stdin() as lines:
+        with client_stdin(on_end=self.on_stdin_end) as lines:
             async with stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
                 lines.answer_on(write_stream)  # a line with no id to answer: its error, id null
                 lowlevel = self._lowlevel_server
@@ -345,7 +347,7 @@ def invalid_arguments(error: ValidationError) -> str:
     return "; ".join(said)
 
 
-def build_server(root: Path, backend: Backend) -> MCPServer:
+def build_server(root: Path, backend: Backend) -> BrainServer:
     # The SDK reads the tools' annotations by name from this module's globals: the types
     # they use are imported at the top.
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
@@ -631,6 +633,8 @@ def run(root: Path, *, embedder: Any = None) -> None:
     log.info("brain mcp serving %s", root)
     interrupted = False
     previous = _bound_ctrl_c(CTRL_C_GRACE)
+    after_stdin = _AfterStdin(STDIN_END_GRACE)
+    server.on_stdin_end = after_stdin.start
     try:
         server.run()
     except BaseException as exc:
@@ -644,6 +648,7 @@ def run(root: Path, *, embedder: Any = None) -> None:
         else:
             raise
     finally:
+        after_stdin.cancel()
         if previous is not None:  # run in another program's process (a test's): its Ctrl-C is its own again
             signal.signal(signal.SIGINT, previous)
         backend.close()
@@ -652,6 +657,49 @@ def run(root: Path, *, embedder: Any = None) -> None:
 
 
 CTRL_C_GRACE = 2.0  # seconds the SDK's shutdown may take after Ctrl-C before the process ends anyway
+# Seconds the session may outlive its client's stdin (answers the client is still reading, the
+# SDK's shutdown) before the process ends anyway.
+STDIN_END_GRACE = 5.0
+
+
+class _AfterStdin:
+    """Ends the process ``seconds`` after the client's stdin ended, unless ``run`` has ended first.
+
+    A client that closed stdin with its answers unread and its end of stdout still open (it asked,
+    never read, and closed: the pipe full) kept brain mcp waiting to write them for good, a
+    process left behind. The SDK answers nothing asked after stdin ends (in-flight calls are
+    answered "Connection closed"), and the index is only read: nothing is lost by ending."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self._over = False  # run has ended: the timer must not end a process (a test's) that goes on
+
+    def start(self) -> None:
+        with self._lock:
+            if self._over or self._timer is not None:
+                return
+            self._timer = threading.Timer(self.seconds, self._end)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._over = True
+            if self._timer is not None:
+                self._timer.cancel()
+
+    def _end(self) -> None:
+        with self._lock:
+            if self._over:
+                return
+            log.warning(
+                "the client closed stdin and left brain mcp's answers unread for %s s "
+                "(its end of stdout still open): brain mcp stops without writing them",
+                f"{self.seconds:g}",
+            )
+            _end_now(0)
 
 
 def _bound_ctrl_c(seconds: float) -> Any:

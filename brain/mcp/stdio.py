@@ -38,7 +38,7 @@ import os
 import re
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
 import anyio
@@ -118,7 +118,8 @@ class ClientLines:
 
     AHEAD = 4  # lines read before the server has taken them
 
-    def __init__(self, wire: BinaryIO):
+    def __init__(self, wire: BinaryIO, *, on_end: Callable[[], None] | None = None):
+        self._on_end = on_end  # called on the reading thread once stdin has ended (or failed)
         self._text = io.TextIOWrapper(wire, encoding="utf-8", errors="replace")  # as the SDK reads it
         self._lines: asyncio.Queue[str | types.JSONRPCError | None] = asyncio.Queue()
         self._room = threading.Semaphore(self.AHEAD)
@@ -162,6 +163,8 @@ class ClientLines:
                 line = (mend(read) if isinstance(read, str) else read) or None  # "" is the end of stdin
             except (OSError, ValueError):  # the wire failed or was closed
                 line = None
+            if line is None and self._on_end is not None:
+                self._on_end()
             try:
                 loop.call_soon_threadsafe(self._lines.put_nowait, line)
             except RuntimeError:  # the loop has ended (Ctrl-C): nobody is listening
@@ -184,12 +187,13 @@ class ClientLines:
 
 
 @contextlib.contextmanager
-def client_stdin() -> Iterator[ClientLines]:
-    """The client's lines from a private copy of fd 0; fd 0 is the null device meanwhile."""
+def client_stdin(on_end: Callable[[], None] | None = None) -> Iterator[ClientLines]:
+    """The client's lines from a private copy of fd 0; fd 0 is the null device meanwhile.
+    ``on_end`` is called once the client's stdin has ended."""
     try:
         wire_fd = os.dup(sys.stdin.fileno())
     except (AttributeError, OSError, ValueError):  # not a file (a test's stand-in): read it as it is
-        yield ClientLines(sys.stdin.buffer)
+        yield ClientLines(sys.stdin.buffer, on_end=on_end)
         return
     saved = os.dup(0)
     null = os.open(os.devnull, os.O_RDONLY)
@@ -197,7 +201,7 @@ def client_stdin() -> Iterator[ClientLines]:
     os.close(null)
     try:
         # closefd=False: a reader abandoned at Ctrl-C may still wait on it
-        yield ClientLines(os.fdopen(wire_fd, "rb", closefd=False))
+        yield ClientLines(os.fdopen(wire_fd, "rb", closefd=False), on_end=on_end)
     finally:
         os.dup2(saved, 0)
         os.close(saved)
