@@ -1119,6 +1119,27 @@ class _QuietBackend:
         pass
 
 
+def test_a_call_the_server_refuses_busy_is_asked_again_not_answered_in_a_second_index(toy_vault):
+    """A session's calls at once past the places the server gives a client process (16) were
+    `busy`, and the first refusal loaded the model and a second copy of the index in brain mcp
+    (60 searches at once: 490 MB more, 8 s) when the server would have answered a moment later."""
+    from test_serve import _busy_for
+
+    from brain.mcp.backend import Backend
+
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        sent = _busy_for(daemon, 5)
+        backend = Backend(toy_vault.resolve(), embedder=FakeEmbedder(), use_server=True, watch=False)
+        try:
+            found = backend.call("ask", query="agent memory", modes=["hybrid"], settings={"k": 2}, update=True)
+            assert backend._service is None, "answered in a second index of its own"
+        finally:
+            backend.close()
+    assert sent.count("ask") == 6 and daemon.service.queries == 1
+    assert found["results"] and found["results"][0]["results"]
+
+
 def test_a_server_that_lets_a_call_time_out_is_not_asked_again_for_a_while(toy_vault, monkeypatch, caplog):
     """A `brain serve` paused with Ctrl-Z takes connections and never answers: every tool call
     of the session waited the whole BRAIN_SERVE_TIMEOUT (15 s) before answering itself."""

@@ -24,6 +24,16 @@ LOCAL_WAIT = 300.0  # seconds a call may wait for this process's own index to lo
 # After a server let a call time out (paused with Ctrl-Z, hung), the session answers its calls
 # itself this long before asking it again: otherwise every tool call costs the whole timeout.
 SKIP_SILENT_SERVER = 60.0
+# While the server takes no question (``busy``: the session's calls at once past the 16 places
+# it gives a client process; or its place closed for another client's: ``client.Refused``), a
+# call asks it again after a jittered pause of 12-25 ms doubling to 50-100 ms
+# (``client.RETRY_PAUSES``), up to BRAIN_SERVE_TIMEOUT (never past it: this many tries do not
+# run out first). The first refusal loaded the model and a second copy of the index in this
+# process (60 searches at once: 572 MB resident, where 93 MB; bench/mcp_burst.py) when the
+# server would have answered a moment later; 40 tries (3 s) left 113 of 200 at once refused.
+# ``brain ask`` asks 8 times: it has one question; a session has its 40 worker threads' at once,
+# each waiting its turn.
+SERVER_TRIES = 1000
 
 
 class Backend:
@@ -50,7 +60,7 @@ class Backend:
             if op in ("ask", "note", "neighbours", "history"):  # a server still loading may take a moment
                 remote.setdefault("wait", client.wait_for(timeout))
             try:
-                return client.call(self.root, op, timeout=timeout, **remote)
+                return client.call(self.root, op, timeout=timeout, tries=SERVER_TRIES, **remote)
             except client.OtherBuild as exc:  # every call until it is restarted: said once
                 if not self._told_other_build:
                     self._told_other_build = True
