@@ -1140,6 +1140,35 @@ def test_a_call_the_server_refuses_busy_is_asked_again_not_answered_in_a_second_
     assert found["results"] and found["results"][0]["results"]
 
 
+def test_a_server_busy_for_the_whole_timeout_is_not_asked_again_for_a_while(toy_vault, monkeypatch, caplog):
+    """Asked again while busy (above), a server whose places another client keeps taken cost
+    every call of the session the whole BRAIN_SERVE_TIMEOUT before it answered itself."""
+    from test_serve import _busy_for
+
+    from brain.mcp.backend import Backend
+
+    monkeypatch.setenv("BRAIN_SERVE_TIMEOUT", "0.5")
+
+    class Local:
+        def handle(self, message):
+            return {"ok": True, "result": {"answered": "here"}}
+
+    monkeypatch.setattr(Backend, "local", lambda self: Local())
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        sent = _busy_for(daemon, None)
+        backend = Backend(toy_vault.resolve(), use_server=True, watch=False)
+        ask = {"query": "agent memory", "modes": ["hybrid"], "settings": {"k": 2}, "update": True}
+        assert backend.call("ask", **ask) == {"answered": "here"}
+        refused = sent.count("ask")
+        assert refused > 1  # asked again within the timeout
+        started = time.monotonic()
+        assert backend.call("ask", **ask) == {"answered": "here"}
+        assert sent.count("ask") == refused and time.monotonic() - started < 0.4  # not asked: answered here
+    said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any("busy" in m and "asking it again in 60 s" in m for m in said), said
+
+
 def test_a_server_that_lets_a_call_time_out_is_not_asked_again_for_a_while(toy_vault, monkeypatch, caplog):
     """A `brain serve` paused with Ctrl-Z takes connections and never answers: every tool call
     of the session waited the whole BRAIN_SERVE_TIMEOUT (15 s) before answering itself."""

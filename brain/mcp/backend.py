@@ -65,7 +65,8 @@ class Backend:
                 if not self._told_other_build:
                     self._told_other_build = True
                     log.warning("%s; answering in this process", exc)
-            except client.Unresponsive as exc:
+            except (client.Unresponsive, client.Refused) as exc:
+                # hung, or refusing (busy) the whole timeout: every call would wait it out
                 self._ask_server_after = time.monotonic() + SKIP_SILENT_SERVER
                 log.warning("%s; answering in this process, asking it again in %g s", exc, SKIP_SILENT_SERVER)
             except client.NoServer as exc:
