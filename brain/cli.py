@@ -894,10 +894,18 @@ def _index_read(vault: str | None) -> Iterator[tuple[Path, IndexStore]]:
 @click.option(
     "--max-chars", type=click.IntRange(200, 10_000_000), default=40_000, show_default=True, help="Cut the text here."
 )
+@click.option(
+    "--as-of",
+    "as_of",
+    metavar="WHEN",
+    help="The note as it was then, from brain's history (WHEN as `brain ask --as-of` reads it: 2026-03-01, "
+    "2026-03-01T14:30+03, 7d, yesterday); a note renamed since is found by either name.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (text, frontmatter, headings, ...).")
 @library_errors
-def note(note: str, vault: str | None, heading: str | None, max_chars: int, as_json: bool) -> None:
-    """Print NOTE, read from disk now; NOTE is a vault-relative path, a title or an alias.
+def note(note: str, vault: str | None, heading: str | None, max_chars: int, as_of: str | None, as_json: bool) -> None:
+    """Print NOTE, read from disk now (with --as-of, as it was then); NOTE is a vault-relative
+    path, a title or an alias.
 
     What is printed: a header line (the note's title and path), a blank line, then the note's
     body: its frontmatter left out, line endings as \\n, blank lines at its start and end
@@ -909,28 +917,50 @@ def note(note: str, vault: str | None, heading: str | None, max_chars: int, as_j
     whose link now leads where the index would not go (a dot-folder, a .brainignore'd file, a
     file that is no note).
 
+    With --as-of, the note as brain recorded it at that moment (what MCP's get_note gives with
+    as_of): its text, title and path then, and under the header a line saying which version
+    that is (when brain saw it begin and end) and where the note is now. A note renamed since
+    is found by its name then or now; one that did not exist then is an error saying when it
+    did. The moment is read as `brain ask --as-of` reads it (a date means the end of that day,
+    local time unless it names a zone): `brain note "Rollout plan" --as-of 2026-03-01` prints
+    what it said at the end of 1 March. `brain history NOTE` lists the versions there are.
+
     \b
     Examples:
       brain note "Graph RAG"
       brain note "AI/Graph RAG.md" --heading Pitfalls
       brain note Home --json
+      brain note "Graph RAG" --as-of today
     """
+    from .moments import past_moment
     from .reading import read_note
+    from .recall.timeline import read_note_at
 
+    moment = past_moment(as_of) if as_of is not None else None  # a bad moment is said before any reading
     with _index_read(vault) as (root, store), search_hint(note):
-        data = read_note(store, root, note, heading=heading, max_chars=max_chars)
+        if moment is None:
+            data = read_note(store, root, note, heading=heading, max_chars=max_chars)
+        else:
+            data = read_note_at(store, root, note, moment, heading=heading, max_chars=max_chars)
     _say_ambiguity(note, data)
     if as_json:
         emit_json(data)
         return
     header = f"{data['title']}  ({data['path']}" + (f" › {data['heading']}" if data["heading"] else "") + ")\n"
+    if moment is not None:
+        from .recall.timeline import version_line
+
+        header += version_line(data, moment) + "\n"
     if _stdout_is_terminal():
         from .text import in_column, literal
 
         # The note's own escape sequences would act on it (a title set, the clipboard written
         # by OSC 52): shown as text, each field cleaned on its own, the header on one line.
         heading = f" › {in_column(data['heading'])}" if data["heading"] else ""
-        click.echo(f"{in_column(data['title'])}  ({literal(data['path'])}{heading})\n")
+        click.echo(f"{in_column(data['title'])}  ({literal(data['path'])}{heading})")
+        if moment is not None:
+            click.echo(version_line(data, moment))
+        click.echo()
         click.echo(terminal_safe(data["text"].strip("\n")))
     else:  # a pipe or a file gets the text as it is on disk (click.echo would drop its CSI)
         click.echo(header + "\n" + data["text"].strip("\n"), color=True)

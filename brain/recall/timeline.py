@@ -658,6 +658,33 @@ def read_note_at(
     return found
 
 
+_ENDED = {"changed": "changed", "renamed": "renamed", **_LEFT}
+
+
+def version_line(found: dict[str, Any], as_of: float) -> str:
+    """``brain note --as-of``'s line under its header: the moment asked about, which version of
+    the note that is (when brain saw it begin and end, and how it ended), and where the note is
+    now, from ``read_note_at``'s answer (``version``, ``path``, ``now``, ``path_reused``)."""
+
+    def when(iso: str) -> str:
+        return local_time(dt.datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp())
+
+    version = found["version"]
+    line = f"as of {local_time(as_of)}: the version brain saw from {when(version['recorded_from'])}"
+    if version["recorded_to"] is None:
+        line += " on, the latest indexed"
+    else:
+        ended = _ENDED.get(version["ended"] or "", "changed")
+        line += f" to {when(version['recorded_to'])}, when it was {ended}"
+    if found["now"] is None:
+        line += "; deleted since"
+    elif found["now"] != found["path"]:
+        line += f"; now at {literal(found['now'])}"
+    if found["path_reused"]:
+        line += f"; a different note is at {literal(found['path'])} now"
+    return line
+
+
 def _by_its_history(store: IndexStore, ref: str, as_of: float) -> tuple[NoteMatch, VersionRow | None]:
     """The note ``ref`` names now or by a name it had (``brain history``'s lookup), as it was at
     ``as_of``: a note renamed since is read under its name then; one that did not exist then is

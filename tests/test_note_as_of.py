@@ -1,0 +1,198 @@
+"""`brain note NAME --as-of WHEN`: a note read as it was then from the command line, by the rule
+MCP's get_note (and `brain serve`'s note) reads it by, with `brain ask --as-of`'s errors."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import re
+import sqlite3
+
+import pytest
+from click.testing import CliRunner
+from conftest import write
+from index_helpers import as_before_m021, index_then_moment
+from serve_helpers import mcp_call, served
+
+from brain import config
+from brain.cli import cli
+
+DECISION = "Projects/Decision - Use Chroma.md"
+
+
+def _iso(moment: float) -> str:
+    """A moment as `--as-of` takes it (local time, to the microsecond)."""
+    return dt.datetime.fromtimestamp(moment).isoformat()
+
+
+@pytest.fixture
+def edited(toy_vault):
+    """The toy vault indexed, then a note rewritten, a note renamed and one deleted, indexed after
+    each; the moments between."""
+    at = {"first": index_then_moment(toy_vault)}
+    write(
+        toy_vault,
+        DECISION,
+        "---\ndate: 2026-02-20\n---\n# Decision: use Chroma\n\nRollout plan: a canary in February, then all regions. "
+        "[[Brain MVP]] [[Graph RAG]]\n",
+    )
+    at["rewritten"] = index_then_moment(toy_vault)
+    (toy_vault / "AI/Graph RAG.md").rename(toy_vault / "AI/GraphRAG.md")
+    at["renamed"] = index_then_moment(toy_vault)
+    (toy_vault / "Cooking/Knife skills.md").unlink()
+    at["deleted"] = index_then_moment(toy_vault)
+    return toy_vault, at
+
+
+def _note(vault, *args: str):
+    return CliRunner().invoke(cli, ["note", "--vault", str(vault), *args])
+
+
+def _mcp_text(result) -> str:
+    return "".join(part.text for part in result.content)
+
+
+@pytest.mark.parametrize(
+    "name, when, extra",
+    [
+        ("Decision - Use Chroma", "first", {}),
+        (DECISION, "rewritten", {}),
+        ("Graph RAG", "rewritten", {}),  # its name then
+        ("GraphRAG", "rewritten", {}),  # its name now, read as it was before the rename
+        ("AI/Graph RAG.md", "deleted", {}),  # a name it had only in the past
+        ("Knife skills", "renamed", {"heading": "Knife skills"}),  # deleted since
+        ("Knife skills", "renamed", {"max_chars": 200}),
+    ],
+)
+@pytest.mark.parametrize("use_server", [False, True])
+def test_note_as_of_json_is_what_mcp_get_note_gives(edited, name, when, extra, use_server):
+    vault, at = edited
+    args = [item for key, value in extra.items() for item in (f"--{key.replace('_', '-')}", str(value))]
+    with served(vault, watch=False) if use_server else contextlib.nullcontext():
+        out = _note(vault, name, "--as-of", _iso(at[when]), "--json", *args)
+        result = mcp_call(vault, "get_note", {"note": name, "as_of": _iso(at[when]), **extra}, use_server=use_server)
+    assert out.exit_code == 0, out.output
+    assert not result.is_error, _mcp_text(result)
+    given = json.loads(_mcp_text(result))
+    assert given.pop("headings_total") == len(given["headings"])  # MCP's alone: the headings it listed
+    assert json.loads(out.stdout) == given
+    assert given["as_of"] is not None and given["version"]["recorded_from"]
+
+
+def test_note_as_of_prints_the_text_of_then_and_says_which_version_it_is(edited):
+    vault, at = edited
+    then = _note(vault, "Decision - Use Chroma", "--as-of", _iso(at["first"]))
+    assert then.exit_code == 0, then.output
+    header, version, blank, *body = then.stdout.splitlines()
+    assert header == f"Decision - Use Chroma  ({DECISION})" and blank == "" and body
+    moment = dt.datetime.fromtimestamp(at["first"]).isoformat(sep=" ", timespec="minutes")
+    assert re.fullmatch(
+        rf"as of {moment}: the version brain saw from \S+ \S+ to \S+ \S+, when it was changed", version
+    ), version
+    assert "Rollout plan" not in then.stdout and "Rollout plan" in _note(vault, "Decision - Use Chroma").stdout
+    latest = _note(vault, DECISION, "--as-of", "now").stdout.splitlines()[1]
+    assert latest.endswith(", the latest indexed") and "Rollout plan" in _note(vault, DECISION, "--as-of", "now").stdout
+    renamed = _note(vault, "GraphRAG", "--as-of", _iso(at["rewritten"])).stdout.splitlines()
+    assert renamed[0].endswith("(AI/Graph RAG.md)") and renamed[1].endswith(
+        "when it was renamed; now at AI/GraphRAG.md"
+    )
+    gone = _note(vault, "Knife skills", "--as-of", _iso(at["renamed"])).stdout.splitlines()
+    assert gone[1].endswith("when it was deleted; deleted since")
+    helped = CliRunner().invoke(cli, ["note", "--help"]).output
+    assert "--as-of" in helped and 'brain note "Rollout plan" --as-of 2026-03-01' in " ".join(helped.split())
+
+
+def test_note_as_of_a_moment_in_a_zone_reads_the_same_instant(edited):
+    vault, at = edited
+    local = _note(vault, DECISION, "--as-of", _iso(at["first"]), "--json")
+    instant = dt.datetime.fromtimestamp(at["first"], dt.timezone.utc)
+    for written in (
+        instant.replace(tzinfo=None).isoformat() + "Z",
+        instant.astimezone(dt.timezone(dt.timedelta(hours=-9, minutes=-30))).isoformat(),
+        instant.astimezone(dt.timezone(dt.timedelta(hours=5, minutes=45))).isoformat(),
+    ):
+        zoned = _note(vault, DECISION, "--as-of", written, "--json")
+        assert zoned.exit_code == 0, (written, zoned.output)
+        assert json.loads(zoned.stdout) == json.loads(local.stdout), written
+
+
+def test_note_as_of_the_moment_a_rename_or_deletion_was_recorded(edited):
+    """The moment `brain history` gives for a version (what MCP's history says to read it by)
+    reads that version: at the rename, the note under its new name; at the deletion, none."""
+    vault, _ = edited
+    versions = json.loads(CliRunner().invoke(cli, ["history", "--vault", str(vault), "--json", "GraphRAG"]).stdout)[
+        "versions"
+    ]
+    renamed = versions[-1]
+    assert renamed["event"] == "renamed"
+    at_rename = json.loads(_note(vault, "Graph RAG", "--as-of", renamed["recorded_from"], "--json").stdout)
+    assert at_rename["path"] == "AI/GraphRAG.md" and at_rename["version"]["recorded_from"] == renamed["recorded_from"]
+    knife = json.loads(CliRunner().invoke(cli, ["history", "--vault", str(vault), "--json", "Knife skills"]).stdout)
+    deleted_at = knife["versions"][-1]["recorded_to"]
+    out = _note(vault, "Knife skills", "--as-of", deleted_at)
+    assert out.exit_code == 1 and out.stdout == ""
+    assert re.fullmatch(
+        r"Error: Cooking/Knife skills.md did not exist as of [^\n]+: it was deleted on [^\n]+\n", out.stderr
+    ), out.stderr
+
+
+def test_note_as_of_a_note_made_after_the_moment_says_it_did_not_exist_then(edited):
+    vault, at = edited
+    write(vault, "New idea.md", "# New idea\n\nnot there before\n")
+    index_then_moment(vault)
+    out = _note(vault, "New idea", "--as-of", _iso(at["first"]))
+    assert out.exit_code == 1 and out.stdout == "" and len(out.stderr.splitlines()) == 1
+    assert out.stderr.startswith("Error: New idea.md did not exist as of ") and "brain first saw it on" in out.stderr
+    nothing = _note(vault, "No such note at all", "--as-of", _iso(at["first"]))
+    assert nothing.exit_code == 1 and "no note 'No such note at all'" in nothing.stderr
+    assert "finds notes by what they say" in nothing.stderr
+
+
+_NOW_IS = re.compile(r"(?<=; now is )\d{4}-\d\d-\d\d \d\d:\d\d(?=\))")
+
+
+@pytest.mark.parametrize("kind", ["before history", "in the future", "unreadable", "past the calendar", "blank"])
+def test_note_as_of_a_moment_that_cannot_be_answered_is_brain_ask_as_ofs_line(edited, kind):
+    vault, at = edited
+    moment = {
+        "before history": _iso(at["first"] - 3600),
+        "in the future": (dt.date.today() + dt.timedelta(days=3)).isoformat(),
+        "unreadable": "last tuesday",
+        "past the calendar": "99999999999y",
+        "blank": " ",
+    }[kind]
+    out = _note(vault, "Home", "--as-of", moment)
+    asked = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--no-server", "--as-of", moment, "rollout"])
+    assert out.exit_code == asked.exit_code == 1 and out.stdout == ""
+    assert out.stderr.startswith("Error: ") and len(out.stderr.splitlines()) == 1, out.stderr
+    assert _NOW_IS.sub("then", out.stderr) == _NOW_IS.sub("then", asked.stderr)
+    note = mcp_call(vault, "get_note", {"note": "Home", "as_of": moment})
+    if kind != "blank":  # MCP refuses a blank field in its own words, before reading it
+        assert note.is_error and _NOW_IS.sub("then", _mcp_text(note)) == _NOW_IS.sub(
+            "then", out.stderr.strip().removeprefix("Error: ")
+        )
+
+
+def test_note_as_of_over_an_index_from_before_history_says_its_text_then_was_not_kept(tmp_path):
+    """An index built before brain kept history starts it from its present, without the text:
+    reading a note as it was then says so, in one line, and how to see the versions there are."""
+    root = tmp_path / "v"
+    write(root, "A.md", "# A\n\nalpha\n")
+    then = index_then_moment(root)
+    db = config.index_dir(root) / "index.db"
+    as_before_m021(db)
+    conn = sqlite3.connect(db)
+    conn.executescript(
+        "DROP TABLE note_versions; DROP TABLE chunk_history_fts; DROP TABLE chunk_history; DROP TABLE link_history;"
+        " DROP TABLE version_chunks; DELETE FROM meta WHERE key = 'history_since';"
+        " DELETE FROM _migrations WHERE name IN ('m007_history', 'm018_past_chunks_shared');"
+    )
+    conn.close()
+    write(root, "A.md", "# A\n\nalpha, edited\n")
+    index_then_moment(root)  # migrates, and keeps the edited text from here on
+    out = _note(root, "A", "--as-of", _iso(then))
+    assert out.exit_code == 1 and out.stdout == "" and len(out.stderr.splitlines()) == 1
+    assert "its text then was not kept (indexed before brain kept history)" in out.stderr
+    assert "`brain history` lists its versions" in out.stderr
+    assert "alpha, edited" in _note(root, "A", "--as-of", "now").stdout
