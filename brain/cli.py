@@ -46,6 +46,7 @@ def cli() -> None:
     brain ask --as-of 2026-03-01 "q"   recall over the vault as it was then
     brain history "Note"               a note's versions, links gained and lost
     brain note "Title" / neighbours    read a note; its links and backlinks
+    brain note "Title" --as-of 30d     a note as it was then
     brain serve --detach               keep the index warm and watched (ask answers in ms)
     brain mcp install                  give Claude Code the memory as MCP tools
     brain hook install                 record every Claude Code turn in the ledger
