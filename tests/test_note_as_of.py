@@ -196,3 +196,27 @@ def test_note_as_of_over_an_index_from_before_history_says_its_text_then_was_not
     assert "its text then was not kept (indexed before brain kept history)" in out.stderr
     assert "`brain history` lists its versions" in out.stderr
     assert "alpha, edited" in _note(root, "A", "--as-of", "now").stdout
+
+
+@pytest.mark.parametrize("leaves", ["deleted", "renamed to C.md"])
+def test_note_as_of_a_path_another_note_took_reads_the_note_there_then_and_says_so(tmp_path, leaves):
+    """A.md's note leaves the path, then B.md is moved to A.md: `brain note A.md --as-of` a moment
+    the first lived there reads it, and says where it is now and that A.md is another note's now."""
+    root = tmp_path / "v"
+    write(root, "A.md", "# Old thoughts\n\nWhat I once wrote about the garden shed and its roof.\n")
+    write(root, "B.md", "# Budget\n\nNumbers for the quarter: rent, food, travel.\n")
+    lived = index_then_moment(root)
+    if leaves == "deleted":
+        (root / "A.md").unlink()
+    else:
+        (root / "A.md").rename(root / "C.md")
+    index_then_moment(root)
+    (root / "B.md").rename(root / "A.md")
+    index_then_moment(root)
+    out = _note(root, "A.md", "--as-of", _iso(lived))
+    assert out.exit_code == 0, out.output
+    header, version, _, *body = out.stdout.splitlines()
+    assert header == "A  (A.md)" and "garden shed" in "\n".join(body)
+    where = "deleted since" if leaves == "deleted" else "now at C.md"
+    assert version.endswith(f"when it was {leaves.split()[0]}; {where}; a different note is at A.md now"), version
+    assert "Budget" in _note(root, "A.md").stdout
