@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import sqlite3
 import sys
 import time
@@ -800,6 +801,10 @@ def test_a_note_read_as_of_a_moment_a_prune_dropped_says_it_was_pruned_not_that_
     assert "did not exist" not in message and "first saw" not in message, message
     assert "were pruned" in message and "\n" not in message, message
     assert kept["version"]["event"] == "renamed"
+    # moments milliseconds apart (the timeline is indexed step after step): told apart, not
+    # "as of 08:14: its versions before 08:14 were pruned"
+    then, before = re.fullmatch(r"\S+ as of (.+): its versions before (.+) were pruned .*", message).groups()
+    assert then != before, message
 
 
 def test_prune_applies_a_lowered_keep_versions_and_needs_something_to_do(timeline, monkeypatch):

@@ -87,9 +87,12 @@ def test_note_as_of_prints_the_text_of_then_and_says_which_version_it_is(edited)
     header, version, blank, *body = then.stdout.splitlines()
     assert header == f"Decision - Use Chroma  ({DECISION})" and blank == "" and body
     moment = dt.datetime.fromtimestamp(at["first"]).isoformat(sep=" ", timespec="minutes")
-    assert re.fullmatch(
-        rf"as of {moment}: the version brain saw from \S+ \S+ to \S+ \S+, when it was changed", version
-    ), version
+    said = re.fullmatch(
+        rf"as of ({moment}\S*): the version brain saw from (\S+ \S+) to (\S+ \S+), when it was changed", version
+    )
+    assert said, version
+    # milliseconds apart (indexed one after another): told apart, not "from 08:14 to 08:14"
+    assert len(set(said.groups())) == 3, version
     assert "Rollout plan" not in then.stdout and "Rollout plan" in _note(vault, "Decision - Use Chroma").stdout
     latest = _note(vault, DECISION, "--as-of", "now").stdout.splitlines()[1]
     assert latest.endswith(", the latest indexed") and "Rollout plan" in _note(vault, DECISION, "--as-of", "now").stdout
@@ -120,7 +123,7 @@ def test_note_as_of_a_moment_in_a_zone_reads_the_same_instant(edited):
 def test_note_as_of_the_moment_a_rename_or_deletion_was_recorded(edited):
     """The moment `brain history` gives for a version (what MCP's history says to read it by)
     reads that version: at the rename, the note under its new name; at the deletion, none."""
-    vault, _ = edited
+    vault, at = edited
     versions = json.loads(CliRunner().invoke(cli, ["history", "--vault", str(vault), "--json", "GraphRAG"]).stdout)[
         "versions"
     ]
@@ -135,6 +138,9 @@ def test_note_as_of_the_moment_a_rename_or_deletion_was_recorded(edited):
     assert re.fullmatch(
         r"Error: Cooking/Knife skills.md did not exist as of [^\n]+: it was deleted on [^\n]+\n", out.stderr
     ), out.stderr
+    later = _note(vault, "Knife skills", "--as-of", _iso(at["deleted"])).stderr
+    then, deleted = re.fullmatch(r"Error: \S+ \S+ did not exist as of (.+): it was deleted on (.+)\n", later).groups()
+    assert then != deleted, later  # milliseconds after it: told apart
 
 
 def test_note_as_of_a_note_made_after_the_moment_says_it_did_not_exist_then(edited):
@@ -144,6 +150,10 @@ def test_note_as_of_a_note_made_after_the_moment_says_it_did_not_exist_then(edit
     out = _note(vault, "New idea", "--as-of", _iso(at["first"]))
     assert out.exit_code == 1 and out.stdout == "" and len(out.stderr.splitlines()) == 1
     assert out.stderr.startswith("Error: New idea.md did not exist as of ") and "brain first saw it on" in out.stderr
+    then, first = re.fullmatch(
+        r"Error: New idea.md did not exist as of (.+): brain first saw it on (.+)\n", out.stderr
+    ).groups()
+    assert then != first  # seconds apart, said so: not "as of 08:14: brain first saw it on 08:14"
     nothing = _note(vault, "No such note at all", "--as-of", _iso(at["first"]))
     assert nothing.exit_code == 1 and "no note 'No such note at all'" in nothing.stderr
     assert "finds notes by what they say" in nothing.stderr

@@ -661,21 +661,35 @@ def read_note_at(
 _ENDED = {"changed": "changed", "renamed": "renamed", **_LEFT}
 
 
+def told_apart(*moments: float) -> list[str]:
+    """Each moment in local time, to the minute, or to the second or millisecond where two that
+    differ would read the same: "did not exist as of 08:14: it was deleted on 08:14" told nothing
+    (a note read as of the moment it was deleted, a version saved and replaced within a minute)."""
+    said: list[str] = []
+    for timespec in ("minutes", "seconds", "milliseconds"):
+        said = [dt.datetime.fromtimestamp(each).isoformat(sep=" ", timespec=timespec) for each in moments]
+        if len(set(said)) == len(set(moments)):
+            break
+    return said
+
+
 def version_line(found: dict[str, Any], as_of: float) -> str:
     """``brain note --as-of``'s line under its header: the moment asked about, which version of
     the note that is (when brain saw it begin and end, and how it ended), and where the note is
     now, from ``read_note_at``'s answer (``version``, ``path``, ``now``, ``path_reused``)."""
 
-    def when(iso: str) -> str:
-        return local_time(dt.datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp())
+    def moment(iso: str) -> float:
+        return dt.datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
 
     version = found["version"]
-    line = f"as of {local_time(as_of)}: the version brain saw from {when(version['recorded_from'])}"
-    if version["recorded_to"] is None:
+    ended_at = None if version["recorded_to"] is None else moment(version["recorded_to"])
+    then, began, *ended_then = told_apart(as_of, moment(version["recorded_from"]), *[ended_at] if ended_at else [])
+    line = f"as of {then}: the version brain saw from {began}"
+    if not ended_then:
         line += " on, the latest indexed"
     else:
         ended = _ENDED.get(version["ended"] or "", "changed")
-        line += f" to {when(version['recorded_to'])}, when it was {ended}"
+        line += f" to {ended_then[0]}, when it was {ended}"
     if found["now"] is None:
         line += "; deleted since"
     elif found["now"] != found["path"]:
@@ -700,19 +714,22 @@ def _by_its_history(store: IndexStore, ref: str, as_of: float) -> tuple[NoteMatc
         return NoteMatch(version.path), version
     versions = store.versions_of(note_id)
     newest = versions[-1]
-    then = local_time(as_of)
     before = [v for v in versions if v.recorded_from <= as_of]
     if not before and versions[0].event not in ("created", "recorded"):
         # its first version kept began otherwise: what it was then is what a prune dropped
+        then, kept = told_apart(as_of, versions[0].recorded_from)
         raise NoteNotFound(
-            f"{newest.path} as of {then}: its versions before {local_time(versions[0].recorded_from)} were pruned "
+            f"{newest.path} as of {then}: its versions before {kept} were pruned "
             "(`brain prune`, BRAIN_KEEP_VERSIONS); `brain history` lists those kept"
         )
     if not before:
-        said = f"brain first saw it on {local_time(versions[0].recorded_from)}"
+        then, first = told_apart(as_of, versions[0].recorded_from)
+        said = f"brain first saw it on {first}"
     else:
-        said = f"it was {_LEFT.get(before[-1].ended or '', 'deleted')} on {local_time(before[-1].recorded_to)}"
-        later = [v for v in versions if v.recorded_from > as_of]
-        if later:
-            said += f" and back on {local_time(later[0].recorded_from)}"
+        later = [v.recorded_from for v in versions if v.recorded_from > as_of][:1]
+        ended_at = before[-1].recorded_to  # it did not exist then: the version before it had ended
+        then, left, *back = told_apart(as_of, as_of if ended_at is None else ended_at, *later)
+        said = f"it was {_LEFT.get(before[-1].ended or '', 'deleted')} on {left}"
+        if back:
+            said += f" and back on {back[0]}"
     raise NoteNotFound(f"{newest.path} did not exist as of {then}: {said}")
