@@ -230,3 +230,16 @@ def test_note_as_of_a_path_another_note_took_reads_the_note_there_then_and_says_
     where = "deleted since" if leaves == "deleted" else "now at C.md"
     assert version.endswith(f"when it was {leaves.split()[0]}; {where}; a different note is at A.md now"), version
     assert "Budget" in _note(root, "A.md").stdout
+
+
+def test_note_as_of_on_a_terminal_says_the_same_lines_as_into_a_pipe(edited, monkeypatch):
+    """A terminal gets each field cleaned on its own line; a plain note's lines are the pipe's."""
+    import brain.cli as cli_module
+
+    vault, at = edited
+    args = ("GraphRAG", "--as-of", _iso(at["rewritten"]))
+    piped = _note(vault, *args)
+    monkeypatch.setattr(cli_module, "_stdout_is_terminal", lambda: True)
+    shown = _note(vault, *args)
+    assert shown.exit_code == piped.exit_code == 0, shown.output
+    assert shown.stdout == piped.stdout and shown.stdout.splitlines()[1].startswith("as of ")
