@@ -350,6 +350,21 @@ def test_a_notes_life_prints_what_the_section_shows(vault, monkeypatch):
     assert printed.splitlines()[-1] == shown.rstrip("\n").splitlines()[-1]
 
 
+def test_a_note_as_it_was_prints_what_the_section_shows(vault, monkeypatch):
+    """The section's note: rewritten, then moved to Archive/; read as of before the rewrite."""
+    monkeypatch.setenv("BRAIN_VERSION_INTERVAL", "0")
+    chroma = vault / "Projects" / "Decision - Use Chroma.md"
+    before = _edit_and_index(vault, lambda: chroma.write_text(chroma.read_text() + "\n## Revisited\n\nSuperseded.\n"))
+    (vault / "Archive").mkdir()
+    _edit_and_index(vault, lambda: chroma.rename(vault / "Archive" / chroma.name))
+    section = _section("A note as it was: `brain note NOTE --as-of WHEN`", 3)
+    ((argv, shown),) = _steps(_blocks(section, "console")[0])
+    argv[argv.index("--as-of") + 1] = before
+    printed, _ = _run(argv, vault)
+    # moments seconds apart are said to the second (or millisecond): the section's are minutes apart
+    _fits(shown, re.sub(r"(?<= \d\d:\d\d):\d\d(\.\d{3})?", "", printed))
+
+
 def test_history_json_has_the_keys_listed(vault):
     life = _flat(_section("A note's life: `brain history NOTE`", 3))
     printed = json.loads(_run(["history", "--vault", str(vault), "Decision - Use Chroma", "--json"])[0])
