@@ -938,7 +938,7 @@ def note(note: str, vault: str | None, heading: str | None, max_chars: int, as_o
     from .recall.timeline import read_note_at
 
     moment = past_moment(as_of) if as_of is not None else None  # a bad moment is said before any reading
-    with _index_read(vault) as (root, store), search_hint(note):
+    with _index_read(vault) as (root, store), search_hint(note, store if moment is None else None):
         if moment is None:
             data = read_note(store, root, note, heading=heading, max_chars=max_chars)
         else:
@@ -1002,7 +1002,7 @@ def neighbours(note: str, vault: str | None, as_json: bool) -> None:
     """
     from .reading import neighbours as note_neighbours
 
-    with _index_read(vault) as (_root, store), search_hint(note):
+    with _index_read(vault) as (_root, store), search_hint(note, store):
         data = note_neighbours(store, note)
     _say_ambiguity(note, data)
     if as_json:

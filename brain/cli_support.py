@@ -17,12 +17,15 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from .errors import QUOTED_CHARS, BrainError, quoted
 from .text import REPORTED, escaped, log_record
+
+if TYPE_CHECKING:
+    from .index.store import IndexStore
 
 
 def library_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -371,24 +374,49 @@ def project_folder_hint(project: bool) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def search_hint(ref: str) -> Iterator[None]:
+def search_hint(ref: str, store: IndexStore | None = None) -> Iterator[None]:
     """A name no note answers to, and none near it: the error says how to find the note by
     what it says (`brain note "agent memory design"` ended at "no note", nothing to try next;
-    `brain note`, `brain neighbours` and `brain history` alike)."""
+    `brain note`, `brain neighbours` and `brain history` alike). With ``store``, a name a note
+    had before says first what became of it (deleted, renamed) and how to read it."""
     from .reading import NoNoteNamed  # not at start-up
 
     try:
         yield
     except NoNoteNamed as exc:
+        went = None
+        if store is not None:
+            from .recall.timeline import where_it_went
+
+            went = where_it_went(store, ref)
+        if went is not None:
+            path, left, when = went
+            if left is None:
+                said = f"it is an old name of {_pasted(path)}: `brain note {_typed(path)}` reads it"
+            else:
+                name = _typed(ref)
+                said = (
+                    f"{_pasted(path)} was {left} on {when}: `brain history {name}` lists its versions, "
+                    f"`brain note {name} --as-of WHEN` reads it as it was"
+                )
+            raise NoNoteNamed(f"{exc}: {said}", suggested=True) from None
         if exc.suggested:
             raise
-        import shlex
-
-        from .errors import QUOTED_CHARS
-
         if len(ref) > QUOTED_CHARS or not ref.isprintable():  # a name pasted by mistake is not said twice
             raise NoNoteNamed(f"{exc}: `brain ask` finds notes by what they say", suggested=True) from None
-        typed = f'"{ref}"' if not set(ref) & set('"$`\\!') else shlex.quote(ref)
-        if ref.startswith("-"):  # else an option to brain ask ("-retries in kafka": no such option -r)
-            typed = f"-- {typed}"
-        raise NoNoteNamed(f"{exc}: `brain ask {typed}` finds notes by what they say", suggested=True) from None
+        raise NoNoteNamed(f"{exc}: `brain ask {_typed(ref)}` finds notes by what they say", suggested=True) from None
+
+
+def _pasted(path: str) -> str:
+    from .text import literal
+
+    return literal(path)
+
+
+def _typed(ref: str) -> str:
+    """``ref`` as a word of a command the user pastes: double quotes where they keep it whole."""
+    import shlex
+
+    typed = f'"{ref}"' if not set(ref) & set('"$`\\!') else shlex.quote(ref)
+    # a name beginning with a dash is an option to the command ("-retries in kafka": no such option -r)
+    return f"-- {typed}" if ref.startswith("-") else typed

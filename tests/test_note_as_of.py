@@ -243,3 +243,21 @@ def test_note_as_of_on_a_terminal_says_the_same_lines_as_into_a_pipe(edited, mon
     shown = _note(vault, *args)
     assert shown.exit_code == piped.exit_code == 0, shown.output
     assert shown.stdout == piped.stdout and shown.stdout.splitlines()[1].startswith("as of ")
+
+
+def test_a_note_gone_or_renamed_since_is_said_with_how_to_read_it(edited):
+    """`brain note` (and `neighbours`) of a note deleted or renamed since sent the user to `brain
+    ask`, as for a name no note ever had: it says what became of it and the command that reads it."""
+    vault, _ = edited
+    for command in ("note", "neighbours"):
+        out = CliRunner().invoke(cli, [command, "--vault", str(vault), "Knife skills"])
+        assert out.exit_code == 1 and len(out.output.splitlines()) == 1, out.output
+        assert "Cooking/Knife skills.md was deleted on " in out.output, out.output
+        assert '`brain history "Knife skills"` lists its versions' in out.output, out.output
+        assert '`brain note "Knife skills" --as-of WHEN` reads it as it was' in out.output, out.output
+        assert "brain ask" not in out.output
+    out = _note(vault, "AI/Graph RAG.md")
+    assert out.exit_code == 1, out.output
+    assert 'it is an old name of AI/GraphRAG.md: `brain note "AI/GraphRAG.md"` reads it' in out.output, out.output
+    out = _note(vault, "Never a note here")  # no note ever had it: as before
+    assert out.exit_code == 1 and '`brain ask "Never a note here"` finds notes by what they say' in out.output

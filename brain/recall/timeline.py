@@ -276,6 +276,24 @@ def _find(
     raise no_note_named(wanted, where, (v.title for v in latest.values()))
 
 
+def where_it_went(store: IndexStore, ref: str) -> tuple[str, str | None, str] | None:
+    """For a name no note answers to now (`brain note`, `brain neighbours`): what became of the
+    note it named, from the history kept: (its path now, None: renamed to it; else its last path,
+    how it left the index ("deleted", …) and when, in local time); None where no note had the
+    name. "no note 'Alpha'" for a note deleted an hour ago sent the user to `brain ask`."""
+    try:
+        note_id = find_in_history(store, ref)
+    except BrainError:
+        return None
+    versions = store.versions_of(note_id)
+    if not versions:
+        return None
+    last = versions[-1]
+    if last.recorded_to is None:  # there now, under another name: it was renamed
+        return last.path, None, ""
+    return last.path, _LEFT.get(last.ended or "", "deleted"), told_apart(last.recorded_to)[0]
+
+
 def _versions(store: IndexStore, versions: list[VersionRow], start: int = 0) -> list[VersionEntry]:
     """Entries for ``versions[start:]``, each compared with the version before it."""
     out = []
