@@ -1895,6 +1895,35 @@ def test_code_and_prose_beside_a_login_s_password_stay(text):
 @pytest.mark.parametrize(
     "text, kept",
     [
+        # A login and its password under a pair of names, no ":" after them: each was kept whole.
+        ("логин/пароль admin/admin123", "логин/пароль admin/***"),
+        ("Логин / пароль — root / toor99", "Логин / пароль — root / ***"),
+        ("логин/пароль от роутера admin/admin123", "логин/пароль от роутера admin/***"),
+        ("login/password bob/hunter22x", "login/password bob/***"),
+        ("username/password for the NAS bob/hunter22x", "username/password for the NAS bob/***"),
+        ("user/pass admin/admin123", "user/pass admin/***"),
+    ],
+)
+def test_a_password_under_a_login_and_password_pair_of_names_is_masked(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "логин/пароль см. в вики",
+        "логин/пароль admin/admin",
+        "login/password flow: SSO/OAuth2",
+        "login/password auth is/was broken",
+    ],
+)
+def test_prose_after_a_login_and_password_pair_of_names_stays(text):
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
         # A security question's answer stated: a name or a phrase, no digit needed; it was kept.
         ("the security answer is fluffy the cat", "the security answer is ***"),
         ("my security answer was Rex.", "my security answer was ***."),

@@ -1018,6 +1018,16 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
         r"(?=[^\s\"'\\,;]*[0-9!@#%^&*+=~?])(?P<value>[^\s\"'\\,;]{1,200})",
         "user / password",
     ),
+    # The same under a pair of names, a login's and a password's: "логин/пароль admin/admin123",
+    # "логин/пароль от роутера admin/admin123", "login/password for the NAS bob/hunter22x" (a ":" after the
+    # password's name had the password rule mask both; without one, neither was).
+    (
+        ("/pass", "/ pass", "/pwd", "/ pwd", "/парол", "/ парол"),
+        r"(?i)(\b(?:login|user(?:name)?|логин|пользователь)[ \t]*/[ \t]*(?:pass(?:word)?|pwd|пароль)"
+        r"(?:[ \t]+(?:от|для|к|to|for|of)(?:[ \t]+[^\s/:\"'\\,;]{1,40}){1,3})?(?:[ \t]*[:=—–-])?[ \t]+[^\s/:\"'\\,;]{1,80}[ \t]*/[ \t]*)"
+        r"(?=[^\s\"'\\,;]*[0-9!@#%^&*+=~?])(?P<value>[^\s\"'\\,;]{1,200})",
+        "user / password",
+    ),
     # Two-factor recovery codes ("recovery codes: 1234-5678 9012-3456"), each with a digit; a wallet's
     # seed phrase or mnemonic of 12 to 24 words.
     (
