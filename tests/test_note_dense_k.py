@@ -42,6 +42,14 @@ SOUGHT = "the note on what hardware I need to run LLMs locally"
         ("my raft notes. what did I decide about the lease", False),  # a question after a sentence
         ("my raft notes. can I use them for the talk", False),
         ("notes from Lisbon. The offsite, day two", True),
+        # Russian's comma before a clause that describes: after a word for a note, or after "то"
+        ("заметка о том, какое железо нужно для локальных LLM", True),
+        ("страница, где я сравнивал видеокарты", True),
+        ("заметку, где я писал про нерпу", True),
+        ("моя заметка про то, что я купил", True),
+        ("в заметке, где я сравнивал X и Y, какая команда нужна", False),  # the second clause asks
+        ("заметка про нерпу, где она живёт", False),
+        ("в какой заметке я записал рецепт", False),  # opens as a question
     ],
 )
 def test_seeks_note(query, seeks):

@@ -58,8 +58,11 @@ _NOTE_WORDS = re.compile(r"\b(?:notes?|pages?|заметк\w*|страниц\w*)
 # describes ("the note on what hardware I need").
 _CLAUSE_ASKS = re.compile(rf"(?:[,;:]|\s[-–—]|[.!…](?=\s))\s*(?:{_EN_WORDS}|{_RU_WORDS})\b", re.IGNORECASE | re.UNICODE)
 # Russian writes a comma before every clause a question word opens, and after "то", "том", "тем"…
-# ("заметка о том, как настроить vim": about how to) that clause describes, as "on how" does.
-_RU_CORRELATIVE = re.compile(r"(?<!\w)(?:то|того|тому|тем|том|те|тех|теми|та|той|ту)\s*$", re.IGNORECASE | re.UNICODE)
+# ("заметка о том, как настроить vim": about how to), or after a word for a note ("заметка, где я
+# писал про нерпу": the note where), that clause describes, as "on how" and "the note where" do.
+_RU_CORRELATIVE = re.compile(
+    r"(?<!\w)(?:то|того|тому|тем|том|те|тех|теми|та|той|ту|заметк\w*|страниц\w*)\s*$", re.IGNORECASE | re.UNICODE
+)
 
 
 def is_question(query: str) -> bool:
@@ -102,7 +105,8 @@ def seeks_note(query: str) -> bool:
 
 
 def _describes(text: str, at: int) -> bool:
-    """The clause at ``at`` follows a Russian "то", "том", "тем"… (its last 64 characters read)."""
+    """The clause at ``at`` follows a Russian "то", "том", "тем"… or a word for a note (its last 64
+    characters read)."""
     return _RU_CORRELATIVE.search(text, max(0, at - 64), at) is not None
 
 
