@@ -192,6 +192,28 @@ def yo_as_ye(text: str) -> str:
     return text.replace("ё", "е").replace("Ё", "Е")
 
 
+# Latin letters drawn as Cyrillic ones: a Russian word typed or pasted with one of them ("кaкое" with a
+# Latin "a", "Пётр" with "ë") is a word of no language to a word list or an index.
+_LOOKALIKES = str.maketrans("aceopxykABCEHKMOPTXëË", "асеорхукАВСЕНКМОРТХёЁ")
+_MIXED_WORD = LazyPattern(r"[^\W\d_]*(?:[a-zA-ZëË][^\W\d_]*[а-яА-ЯёЁ]|[а-яА-ЯёЁ][^\W\d_]*[a-zA-ZëË])[^\W\d_]*")
+_ONLY_CYRILLIC = LazyPattern(r"[а-яА-ЯёЁ]+")
+
+
+def lookalikes_as_cyrillic(text: str) -> str:
+    """``text`` with each word that mixes Cyrillic and Latin letters, every Latin one of which looks
+    like a Cyrillic one ("кaкое", "сравнeние", "Пëтр"), written in Cyrillic alone; the same object
+    where there is none. A word whose Latin letters are not all look-alikes ("iPhoneы") stays."""
+    if text.isascii():
+        return text
+
+    def read(match: re.Match[str]) -> str:
+        word = match.group()
+        cyrillic = word.translate(_LOOKALIKES)
+        return cyrillic if _ONLY_CYRILLIC.compiled.fullmatch(cyrillic) else word
+
+    return _MIXED_WORD.sub(read, text)
+
+
 def terminal_safe(text: str) -> str:
     """``text`` for a terminal: every control character and escape sequence taken out but
     newlines and tabs (a note's text shown in `brain ask`, its title, its path); an invisible

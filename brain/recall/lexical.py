@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from ..index.schema import FTS_TOKENIZERS
 from ..index.tokens import index_words
-from ..text import CJK, marks, unpointed, word_pattern, yo_as_ye
+from ..text import CJK, lookalikes_as_cyrillic, marks, unpointed, word_pattern, yo_as_ye
 from .dense import candidates_for, decayed
 from .stop_words import RUSSIAN
 from .ties import top_notes
@@ -63,6 +63,11 @@ def fts_terms(query: str, tokenizer: str = "unicode61") -> list[str]:
         bare = unpointed(query)
         if bare != query:
             every += index_words(bare, FTS_TOKENIZERS[tokenizer])
+        # A Russian word typed with a Latin look-alike ("кaрамазовы" with a Latin "a") is no word of
+        # any note written in Cyrillic: it asks for both, as a pointed word does.
+        cyrillic = lookalikes_as_cyrillic(query)
+        if cyrillic != query:
+            every += index_words(cyrillic, FTS_TOKENIZERS[tokenizer])
     words = [t for t in every if t not in _STOP] or every
     if tokenizer == "trigram":
         words = [w[i : i + 3] for w in words for i in range(len(w) - 2)]

@@ -33,7 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..text import for_search, word_pattern
+from ..text import for_search, lookalikes_as_cyrillic, word_pattern
 from . import stop_words
 from .dense import best_chunks, candidates_for
 from .query_form import compares, is_question
@@ -70,10 +70,11 @@ ACRONYM_LENGTH = 8  # characters at most
 
 def fold(text: str) -> str:
     """Case- and accent-folded: "Crème Brûlée" → "creme brulee"; as the index searches it
-    (``for_search``: a soft hyphen or zero-width space no longer splits a name's word)."""
+    (``for_search``: a soft hyphen or zero-width space no longer splits a name's word); a Russian
+    word with a Latin look-alike in it ("Кaрамазовы") as the Cyrillic word."""
     if text.isascii():  # nothing to decompose, no marks: the same answer, without the walk
         return text.lower()
-    decomposed = unicodedata.normalize("NFKD", for_search(text).casefold())
+    decomposed = unicodedata.normalize("NFKD", lookalikes_as_cyrillic(for_search(text)).casefold())
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 

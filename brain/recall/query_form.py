@@ -4,14 +4,15 @@ The lanes read these to decide whether they answer a query at all: the names lan
 of questions (their names are the topic, not the note wanted) unless they compare; the bridge
 lane stays out of comparisons and puts its first note first only for a query that asks
 something other than why. Word lists, English and Russian: a test reads words, not meaning.
-Russian is read with ё as е ("в чём" and "в чем" are the same question).
+Russian is read with ё as е ("в чём" and "в чем" are the same question), and a word typed with a
+Latin letter drawn as a Cyrillic one ("кaкое" with a Latin "a") as the Cyrillic word.
 """
 
 from __future__ import annotations
 
 import re
 
-from ..text import yo_as_ye
+from ..text import lookalikes_as_cyrillic, yo_as_ye
 
 # A question that sets two things side by side, in English or Russian.
 _COMPARES = re.compile(
@@ -65,26 +66,31 @@ _RU_CORRELATIVE = re.compile(
 )
 
 
+def _read(query: str) -> str:
+    """The query as the word lists read it: ё as е, Latin look-alikes in a Cyrillic word as Cyrillic."""
+    return yo_as_ye(lookalikes_as_cyrillic(query))
+
+
 def is_question(query: str) -> bool:
     """A question asks about something; the names it holds are its topic, not the note wanted
     ("what is the current decision on the vector store?" wants the decision, not *Vector store*)."""
-    return query.rstrip().endswith("?") or bool(_QUESTION.match(yo_as_ye(query)))
+    return query.rstrip().endswith("?") or bool(_QUESTION.match(_read(query)))
 
 
 def compares(query: str) -> bool:
     """The query sets two things side by side ("X vs Y", "how does X compare with Y")."""
-    return bool(_COMPARES.search(query))
+    return bool(_COMPARES.search(_read(query)))
 
 
 def asks(query: str) -> bool:
     """The query asks something ("who…", "what is that home?", "как…") rather than only describing."""
-    return "?" in query or bool(_QUESTION_WORDS.search(yo_as_ye(query)))
+    return "?" in query or bool(_QUESTION_WORDS.search(_read(query)))
 
 
 def asks_in_any_form(query: str) -> bool:
     """A question mark, a question word, a question's opening, or a yes-no question after a
     clause: whatever a user types as a question, not only what the names lane skips."""
-    return asks(query) or is_question(query) or bool(_CLAUSE_QUESTION.search(yo_as_ye(query)))
+    return asks(query) or is_question(query) or bool(_CLAUSE_QUESTION.search(_read(query)))
 
 
 def seeks_note(query: str) -> bool:
@@ -94,7 +100,7 @@ def seeks_note(query: str) -> bool:
     filters do I have notes on" asks), no question word opening a clause and no yes-no question
     after one. A question word inside ("the note on what…", "the page where…", "заметка о том,
     как…") begins the description, not a question."""
-    text = yo_as_ye(query)
+    text = _read(query)
     return (
         bool(_NOTE_WORDS.search(text))
         and "?" not in text
@@ -113,5 +119,5 @@ def _describes(text: str, at: int) -> bool:
 def asks_only_why(query: str) -> bool:
     """Its only question word is why (почему, зачем): "why do two clean pieces of metal fuse in
     a vacuum?" asks about the thing it describes, not about a note that thing links to."""
-    words = {match.group(1).casefold() for match in _QUESTION_WORDS.finditer(yo_as_ye(query))}
+    words = {match.group(1).casefold() for match in _QUESTION_WORDS.finditer(_read(query))}
     return bool(words) and words <= _WHY
