@@ -687,6 +687,19 @@ def test_install_dry_run_writes_nothing(toy_vault, tmp_path, monkeypatch):
     assert out.exit_code == 0 and '"mcpServers"' in out.output and not (tmp_path / ".mcp.json").exists()
 
 
+def test_install_dry_run_shows_what_it_would_write(tmp_path, monkeypatch):
+    """A vault's path in Cyrillic was shown as \\u escapes ("/tmp/\\u0417\\u0430…"), where the
+    file install writes holds the path as typed: the dry run shows that file's text."""
+    vault = tmp_path / "Заметки Пети"
+    write(vault, "Пётр Ёлкин.md", "# Пётр Ёлкин\n")
+    monkeypatch.chdir(tmp_path)
+    shown = CliRunner().invoke(cli, ["mcp", "install", "--vault", str(vault), "--dry-run"]).output
+    assert str(vault) in shown and "\\u" not in shown
+    assert CliRunner().invoke(cli, ["mcp", "install", "--vault", str(vault)]).exit_code == 0
+    written = json.loads((tmp_path / ".mcp.json").read_text(encoding="utf-8"))
+    assert json.loads(shown.split("\n", 1)[1]) == written
+
+
 def test_a_server_of_another_program_named_brain_is_left_alone(toy_vault, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     key = "sk-acme-0123456789abcdef"

@@ -103,7 +103,9 @@ def install(
     path = setup.config_path(user=user, config=config_file)
     entry = setup.server_entry(resolve_vault(vault))
     if dry_run:
-        click.echo(f"would write to {path}:\n" + json.dumps({"mcpServers": {name: entry}}, indent=2))
+        click.echo(
+            f"would write to {path}:\n" + json.dumps({"mcpServers": {name: entry}}, indent=2, ensure_ascii=False)
+        )
         return
     with project_folder_hint(not user and config_file is None):
         click.echo(setup.install(path, entry, name).message)
