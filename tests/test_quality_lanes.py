@@ -1386,3 +1386,22 @@ def test_a_russian_name_in_another_case_is_that_name():
     assert "Пётр I" not in {texts[m.note_id] for m in index.search("Петрова", 5)}  # -ов is no ending
     # the lexical lane's respelling of a form no chunk holds gives the name's word, й or и alike
     assert index.respellings("москвой") == ["москва"]
+
+
+def test_a_russian_name_whose_stem_ends_in_i_kratkoe_is_that_name_in_every_case():
+    """A stem in -й or -и keeps its е or и before some endings and not others: "с Сергеем",
+    "Андрея", "Марию" found no *Сергей*, *Андрей*, *Мария* ("сергеем" → серге, "сергеи" → серг)."""
+    from brain.recall.names import STOP, Name, NameIndex, words
+
+    texts = ["Сергей Иванов", "Андрей", "Мария", "Россия", "Маша"]
+    names = [Name(i, t, tuple(w for w in words(t) if w not in STOP)) for i, t in enumerate(texts)]
+    index = NameIndex.from_state(NameIndex(names).state())
+
+    def whole(query: str) -> list[str]:
+        return [texts[m.note_id] for m in index.search(query, 5) if m.whole]
+
+    assert whole("с Сергеем Ивановым") == ["Сергей Иванов"] == whole("у Сергея Иванова")
+    assert whole("про Андрея") == ["Андрей"] == whole("с Андреем")
+    assert whole("у Марии") == ["Мария"] == whole("про Марию") == whole("с Марией")
+    assert whole("в России") == ["Россия"]
+    assert whole("с Машей") == ["Маша"]

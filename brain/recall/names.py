@@ -115,7 +115,10 @@ def russian_stem(word: str) -> str | None:
         return None
     for ending in _RU_ENDINGS:
         if word.endswith(ending) and len(word) - len(ending) >= _RU_STEM_MIN:
-            return word[: -len(ending)].removesuffix("ь")
+            root = word[: -len(ending)].removesuffix("ь")
+            # A stem in -й or -и keeps its е or и before some endings and not others: "сергеи"
+            # (Сергей) → серг, but "сергеем" → серге; "мария" → мар, "марию" → мари.
+            return root[:-1] if root[-1] in "еи" and len(root) > _RU_STEM_MIN else root
     return word
 
 
