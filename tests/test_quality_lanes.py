@@ -1405,3 +1405,20 @@ def test_a_russian_name_whose_stem_ends_in_i_kratkoe_is_that_name_in_every_case(
     assert whole("у Марии") == ["Мария"] == whole("про Марию") == whole("с Марией")
     assert whole("в России") == ["Россия"]
     assert whole("с Машей") == ["Маша"]
+
+
+def test_a_misspelt_russian_name_with_i_kratkoe_is_searched_as_that_name(tmp_path, closing):
+    """The names lane reads й as и; its respelling of "байкла" was "баикал", a word no chunk holds
+    (the index keeps й), and BM25 searched the query's other words alone."""
+    root = tmp_path / "vault"
+    write(root, "Места/Байкал.md", "Байкал — самое глубокое озеро, нерпа живёт только там.\n")
+    write(root, "Люди/Чайковский.md", "Чайковский писал музыку; озеро он любил.\n")
+    for i in range(8):
+        write(root, f"Прочее/Озеро {i}.md", f"Озеро номер {i}, вода и камни.\n")
+    index_vault(root, progress=False)
+    recaller = closing(open_recaller(root))
+    store, index = recaller.store, recaller.name_index()
+    assert index.respellings("байкла") == ["байкал"]
+    assert match_expression(store, "байкла озеро", index.respellings) == '"байкал"'
+    assert match_expression(store, "чайковскйи", index.respellings) == '"чайковский"'
+    assert recaller.ask("байкла озеро", "hybrid", RecallSettings(k=5)).lanes["lexical"][0].path == "Места/Байкал.md"

@@ -33,7 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..text import for_search, lookalikes_as_cyrillic, word_pattern
+from ..text import for_search, lookalikes_as_cyrillic, word_pattern, yo_as_ye
 from . import stop_words
 from .dense import best_chunks, candidates_for
 from .query_form import compares, is_question
@@ -105,6 +105,9 @@ _RU_ENDINGS = tuple(
     )
 )
 _RU_STEM_MIN = 3
+# The names a respelt word's form as indexed is looked for in: a word of thousands of titles
+# ("история") is written the same in its first few.
+_AS_INDEXED_NAMES = 20
 _CYRILLIC = re.compile(r"[а-яё]+")
 
 
@@ -386,10 +389,27 @@ class NameIndex:
 
     def respellings(self, word: str) -> list[str]:
         """The name words ``word`` (a folded word, as the lexical index holds it) may misspell,
-        the closer first (one edit, then two); none for a word names use as it is written."""
+        the closer first (one edit, then two), as the index holds them; none for a word names use
+        as it is written, but where that word's й is an и or out of place."""
         key = stem(fold(word))  # as names hold it: the index keeps й, names read it as и
         found = self._matches(key)
-        return sorted((w for w in found if w != key), key=lambda w: (-found[w], w))
+        ranked = [self._as_indexed(w) for w in sorted((w for w in found if w != key), key=lambda w: (-found[w], w))]
+        if key in found:  # a name's word as names read it: its й typed as и or out of place ("чайковскйи")
+            indexed = self._as_indexed(key)
+            if indexed not in (key, word):
+                ranked.insert(0, indexed)
+        return ranked
+
+    def _as_indexed(self, word: str) -> str:
+        """A name word as the lexical index holds it: with its й, which names read as и ("баикал"
+        is no word of any chunk, "байкал" is); the word itself where it has no и to be one."""
+        if "и" not in word:
+            return word
+        for i in self.by_word.get(word, ())[:_AS_INDEXED_NAMES]:
+            for written in _WORD.findall(yo_as_ye(self.names[i].text.casefold())):
+                if "й" in written and stem(fold(written)) == word:
+                    return written
+        return word
 
     def search(self, query: str, depth: int) -> list[NameMatch]:
         """The notes whose names the query holds, best first: ``depth`` of them, and those that tie the last."""
