@@ -1879,6 +1879,30 @@ def test_russian_words_that_say_where_a_password_comes_from_stay(text):
 @pytest.mark.parametrize(
     "text, kept",
     [
+        # A password set to a value in Russian, as English's "changed the password to x" is masked: kept.
+        ("сменил пароль на Qwerty123", "сменил пароль на ***"),
+        ("Поменяли свой пароль на Qwerty123!", "Поменяли свой пароль на ***!"),
+        ("сменил пароль от почты на Qwerty123", "сменил пароль от почты на ***"),
+        ("пароль поменял на Qwerty123", "пароль поменял на ***"),
+        ("пароль сменён на Qwerty123", "пароль сменён на ***"),
+        ("пароль изменен на Qwerty123", "пароль изменен на ***"),
+    ],
+)
+def test_a_russian_password_set_to_a_value_is_masked(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["пароль на вход", "пароль на Qwerty123", "надо сменить пароль на более сложный", "сменил пароль на новый"],
+)
+def test_a_russian_password_for_something_or_changed_to_a_kind_stays(text):
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
         # A login and its password under one name (credentials' user was masked, its password kept), a list
         # of one quoted value, R's "<-": each was kept.
         ("creds: bob / hunter22x", "creds: bob / ***"),

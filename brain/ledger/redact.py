@@ -304,7 +304,8 @@ _STATED = (
     r"(?:[ \t]+(?:от|для|к|на)(?:[ \t]+[^\s:=\"'—–-]{1,40}){1,3}?)?"
     r"|[Кк](?i:одов(?:ое|ая)[ \t]+(?:слово|фраза))|[Сс](?i:екрет(?:ное[ \t]+слово|ная[ \t]+фраза)?)"
     r"|[Тт](?i:окен)|[Кк](?i:люч[ \t]+(?:api|апи|доступа))|(?i:api|апи)[ \t-]?(?i:ключ))"
-    r"(?:[ \t]+[—–-]|(?:[ \t]+[—–-])?[ \t]+(?i:это)|[ \t]+(?i:был|была|было|будет|теперь))[ \t]+"
+    r"(?:[ \t]+[—–-]|(?:[ \t]+[—–-])?[ \t]+(?i:это)|[ \t]+(?i:был|была|было|будет|теперь)"
+    r"|(?P<ru_verb>[ \t]+(?i:(?:поменя|смени|измени)(?:л[аи]?|н[аы]?)|(?:смен|измен)[её]н[аы]?))?(?P<ru_to>[ \t]+(?i:на)))[ \t]+"
     r"|(?P<plain>[Pp](?i:ass(?:word|wd|phrase|code|(?=[ \t]*:)|(?=[ \t]+is[ \t]))|wd?)(?:['’]s|[ \t]+(?i:is|was))?(?:[ \t]*:[ \t]*|[ \t]+|(?<=ord|ase|ode)(?P<aside>[ \t]*\([ \t]*|[?,][ \t]+)(?=[^\s(),]*[0-9!@#%^&*+=~]))"
     r"|[Пп](?i:ароль)(?:[ \t]+(?:от|для)[ \t]+[^\s:=\"'—–-]{1,40})?[ \t]+))"
     r"(?:(?P<quote>[`\"'«])(?P<quoted>[^`\"'«»\n]{4,200})(?:(?P=quote)|»)"
@@ -323,6 +324,12 @@ _STATED_WORD = re.compile(r"(?=[^\s]*[^\W\d_])(?:(?=[^\s]*[0-9])|(?=[^\s]*[!@#%^
 _SET_BEFORE = re.compile(
     r"(?i:\b(?:set|setting|change|changed|changing|reset|update|updated)[ \t]+"
     r"(?:(?:the|my|your|our|their|his|her|its|a|new|this)[ \t]+)?(?:[\w-]+[ \t]+)?)\Z"
+)
+# ... and in Russian, before "пароль на x" ("сменил пароль на", "поменяли свой пароль от почты на");
+# after the name, the verb is in _STATED ("пароль сменён на x", "пароль поменял на x").
+_SET_BEFORE_RU = re.compile(
+    r"(?i:(?<!\w)(?:поменя|смени|измени|установи|постави|зада|сброси|обнови)(?:л[аи]?|ть)[ \t]+"
+    r"(?:(?:свой|свою|мой|мою|наш|его|её|ее|их|новый)[ \t]+)?)\Z"
 )
 # A word after a password's name alone that names how it is kept or sent, or whose it is, not the
 # password: a hash or a cipher, an encoding, an address ("the password sha256 hash", "password utf-8"),
@@ -1542,6 +1549,12 @@ def _mask_stated(match: re.Match[str]) -> str:
         return _mask_answer(match)
     if match.group("to") is not None and not _SET_BEFORE.search(match.string, max(0, start - 40), start):
         return match.group(0)  # "the password to the admin panel": set to a value only after a verb
+    if (
+        match.group("ru_to") is not None
+        and match.group("ru_verb") is None
+        and not _SET_BEFORE_RU.search(match.string, max(0, start - 40), start)
+    ):
+        return match.group(0)  # "пароль на вход": "на" sets a password to a value after a verb only
     if quote is not None:
         value = match.group("quoted")
         if _holds_no_secret("", value.strip()) or _STATED_NAME.fullmatch(value.strip()):
