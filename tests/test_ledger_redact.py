@@ -1893,6 +1893,19 @@ def test_a_russian_password_set_to_a_value_is_masked(text, kept):
 
 
 @pytest.mark.parametrize(
+    "text, kept",
+    [
+        # What a password is for in three words, as English's "password for the admin panel:": was kept.
+        ("Пароль для входа в админку: Qwerty123", "Пароль для входа в админку: ***"),
+        ("пароль от личного кабинета банка: Qwerty123", "пароль от личного кабинета банка: ***"),
+        ("пароль от роутера на даче: Qwerty123", "пароль от роутера на даче: ***"),
+    ],
+)
+def test_a_russian_password_for_something_named_in_three_words_is_masked(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
     "text",
     ["пароль на вход", "пароль на Qwerty123", "надо сменить пароль на более сложный", "сменил пароль на новый"],
 )
