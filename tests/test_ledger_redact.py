@@ -1906,6 +1906,25 @@ def test_a_russian_password_for_something_named_in_three_words_is_masked(text, k
 
 
 @pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A PIN named with whose it is after it, Russian's order for English's "card PIN: x": was kept.
+        ("ПИН карты: 4821", "ПИН карты: ***"),
+        ("ПИН-код от карты Сбера: 4821", "ПИН-код от карты Сбера: ***"),
+        ("пин карты — 4821", "пин карты — ***"),
+        ("PIN-код: 4821", "PIN-код: ***"),
+    ],
+)
+def test_a_russian_pin_named_with_whose_it_is_is_masked(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize("text", ["пин карты — это четыре цифры", "ПИН-код карты: см. конверт", "пин карты: 12"])
+def test_prose_after_a_russian_pin_s_name_stays(text):
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
     "text",
     ["пароль на вход", "пароль на Qwerty123", "надо сменить пароль на более сложный", "сменил пароль на новый"],
 )
