@@ -478,6 +478,20 @@ def test_russian_small_words_do_not_count_against_a_name():
     assert "какои" in STOP and "и" in STOP  # as words() reads them: й folds to и
 
 
+def test_russian_question_words_in_every_case_are_no_words_of_the_query():
+    """Russian declines its question words ("какое железо", "какую книгу", "кому я писал"); the
+    BM25 query searched every case but the few listed ("какое" as a word of the query), and the
+    names lane counted it against every name's share, as it would not "which" or "whom"."""
+    from brain.recall.lexical import fts_terms
+    from brain.recall.names import Name, NameIndex, words
+
+    assert fts_terms("какое железо нужно для LLM") == ["железо", "нужно", "llm"]
+    assert fts_terms("какую книгу мне советовал Баир") == ["книгу", "мне", "советовал", "баир"]
+    assert fts_terms("кому и чему я писал про нерпу") == ["писал", "нерпу"]
+    index = NameIndex([Name(1, "Нерпа", tuple(words("Нерпа")))])
+    assert [m.whole for m in index.search("какую нерпу", 5)] == [True]
+
+
 def test_a_vaults_name_index_keeps_initials_apart_from_name_words(named_vault, tmp_path, closing):
     from brain.recall.names import NameIndex
 
