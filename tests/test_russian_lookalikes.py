@@ -1,5 +1,5 @@
 """A Russian word typed or pasted with a Latin letter drawn as a Cyrillic one ("кaкое" with a Latin
-"a", "Пëтр" with a Latin "ë"): the query-form rules, the names lane and BM25 read it as the
+"a", "Пëтр" with a Latin "ë"): the query-form rules, the names, BM25 and dates lanes read it as the
 Cyrillic word; a word whose Latin letters are not all look-alikes stays as written."""
 
 from __future__ import annotations
@@ -71,3 +71,12 @@ def test_bm25_finds_the_note_a_word_with_a_latin_lookalike_names(tmp_path):
         assert [c.path for c in lexical_search(store, NERPA, depth=5)] == ["Нерпа.md"]
     finally:
         store.close()
+
+
+def test_the_dates_lane_reads_a_month_with_a_latin_lookalike():
+    import datetime as dt
+
+    from brain.recall.dates import Period, query_period
+
+    assert query_period("что было 3 м\u0061рта 2026") == Period(dt.date(2026, 3, 3), dt.date(2026, 3, 4))
+    assert query_period("вчер\u0061", dt.date(2026, 12, 7)) == Period(dt.date(2026, 12, 6), dt.date(2026, 12, 7))

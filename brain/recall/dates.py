@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..notes import WORLD_DATE_FIELDS, world_time
-from ..text import word_chars
+from ..text import lookalikes_as_cyrillic, word_chars
 from .dense import scored_candidates
 from .types import Candidate
 
@@ -150,7 +150,7 @@ def query_period(query: str, today: dt.date | None = None) -> Period | None:
     """The period a query names: a day, a month (or its first, middle or last third), a season
     of a year, or one named from ``today`` (yesterday, last week, this month, …); None when it
     names none (or one past an end of the calendar). A date written out counts before a relative one."""
-    text = query.casefold()
+    text = lookalikes_as_cyrillic(query).casefold()  # "3 мaрта" with a Latin "a" is March
     period = _written_period(text)
     if period is not None:
         return period
