@@ -195,23 +195,27 @@ def yo_as_ye(text: str) -> str:
 # Latin letters drawn as Cyrillic ones: a Russian word typed or pasted with one of them ("кaкое" with a
 # Latin "a", "Пётр" with "ë") is a word of no language to a word list or an index.
 _LOOKALIKES = str.maketrans("aceopxykABCEHKMOPTXëË", "асеорхукАВСЕНКМОРТХёЁ")
-_MIXED_WORD = LazyPattern(r"[^\W\d_]*(?:[a-zA-ZëË][^\W\d_]*[а-яА-ЯёЁ]|[а-яА-ЯёЁ][^\W\d_]*[a-zA-ZëË])[^\W\d_]*")
-_ONLY_CYRILLIC = LazyPattern(r"[а-яА-ЯёЁ]+")
+_LOOKALIKE_LETTER = LazyPattern("[aceopxykABCEHKMOPTXëË]")
+_CYRILLIC_LETTER = LazyPattern("[а-яА-ЯёЁ]")
+_LETTERS = LazyPattern(r"[^\W\d_]+")
+_ONLY_CYRILLIC = LazyPattern("[а-яА-ЯёЁ]+")
 
 
 def lookalikes_as_cyrillic(text: str) -> str:
     """``text`` with each word that mixes Cyrillic and Latin letters, every Latin one of which looks
     like a Cyrillic one ("кaкое", "сравнeние", "Пëтр"), written in Cyrillic alone; the same object
     where there is none. A word whose Latin letters are not all look-alikes ("iPhoneы") stays."""
-    if text.isascii():
+    if text.isascii() or not _CYRILLIC_LETTER.search(text) or not _LOOKALIKE_LETTER.search(text):
         return text
 
     def read(match: re.Match[str]) -> str:
         word = match.group()
+        if not _CYRILLIC_LETTER.search(word) or not _LOOKALIKE_LETTER.search(word):
+            return word
         cyrillic = word.translate(_LOOKALIKES)
         return cyrillic if _ONLY_CYRILLIC.compiled.fullmatch(cyrillic) else word
 
-    return _MIXED_WORD.sub(read, text)
+    return _LETTERS.sub(read, text)
 
 
 def terminal_safe(text: str) -> str:
