@@ -12,6 +12,7 @@ and a file that is not SQLite is refused as it is.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sqlite3
@@ -55,6 +56,33 @@ def _refuse_newer(conn: sqlite3.Connection, path: Path) -> None:
             f"{newer_than_this(path, newer)}: this brain does not write it (its older rules would be mixed"
             " into the newer ones); upgrade brain to the version that made it"
         )
+
+
+@contextmanager
+def written(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """A write to the ledger: ``BEGIN IMMEDIATE`` (unless the caller's transaction holds it),
+    then the record of migrations read again, under the write lock, before anything is written;
+    ``COMMIT``, or rolled back on any exception.
+
+    The open's look for a newer brain's migrations (``_refuse_newer``) is not enough: a newer
+    brain's upgrade landing after it (while the open applied this code's, while a hook read,
+    during a command's run) went unseen, and the row went into the newer ledger by this
+    code's older rules. Seen here, it raises ``NewerLedger`` with nothing written (a hook keeps
+    its row aside for the newer brain). One read of a table of a few rows a write."""
+    own = not conn.in_transaction
+    if own:
+        conn.execute("BEGIN IMMEDIATE")
+    try:
+        if MIGRATIONS.unknown(conn):
+            _refuse_newer(conn, Path(conn.execute("PRAGMA database_list").fetchone()[2]))
+        yield conn
+        if own:
+            conn.execute("COMMIT")
+    except BaseException:
+        if own and conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):  # SQLite may have rolled back already
+                conn.execute("ROLLBACK")
+        raise
 
 
 def open_db(

@@ -10,7 +10,7 @@ import json
 import sqlite3
 from dataclasses import dataclass
 
-from .db import storable
+from .db import storable, written
 from .ledger.redact import redact, redact_value
 from .moments import window_start
 from .recall.types import Candidate, Mode, RecallResult
@@ -83,31 +83,32 @@ def log_ab(conn: sqlite3.Connection, row: ABRow, *, source: str, vault: str) -> 
     # or title (the top notes, the titles promoted), in the vault's path or a warning naming it.
     row = ABRow(**redact_value(storable(vars(row))))
     source, vault = stored_source(source), redact(storable(vault))
-    cursor = conn.execute(
-        "INSERT INTO ab_recall (created_at, source, vault, query, mode_a, mode_b, k, gate_entity,"
-        " gate_reason, candidates_added, new_in_top_k, via_graph_in_top_k, via_graph_titles, top_a,"
-        " top_b, reranked, latency_ms, warnings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            now_utc(),
-            source,
-            vault,
-            row.query,
-            row.mode_a,
-            row.mode_b,
-            row.k,
-            int(row.gate_entity),
-            row.gate_reason,
-            row.candidates_added,
-            len(row.new_in_top_k),
-            len(row.via_graph),
-            json.dumps(row.via_graph, ensure_ascii=False),
-            json.dumps(row.top_a, ensure_ascii=False),
-            json.dumps(row.top_b, ensure_ascii=False),
-            int(row.reranked),
-            json.dumps(row.latency_ms),
-            json.dumps(row.warnings, ensure_ascii=False),
-        ),
-    )
+    with written(conn):  # a newer brain's upgrade since the open: refused, not written by older rules
+        cursor = conn.execute(
+            "INSERT INTO ab_recall (created_at, source, vault, query, mode_a, mode_b, k, gate_entity,"
+            " gate_reason, candidates_added, new_in_top_k, via_graph_in_top_k, via_graph_titles, top_a,"
+            " top_b, reranked, latency_ms, warnings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                now_utc(),
+                source,
+                vault,
+                row.query,
+                row.mode_a,
+                row.mode_b,
+                row.k,
+                int(row.gate_entity),
+                row.gate_reason,
+                row.candidates_added,
+                len(row.new_in_top_k),
+                len(row.via_graph),
+                json.dumps(row.via_graph, ensure_ascii=False),
+                json.dumps(row.top_a, ensure_ascii=False),
+                json.dumps(row.top_b, ensure_ascii=False),
+                int(row.reranked),
+                json.dumps(row.latency_ms),
+                json.dumps(row.warnings, ensure_ascii=False),
+            ),
+        )
     return int(cursor.lastrowid or 0)
 
 

@@ -27,6 +27,7 @@ from serve_helpers import BrainProcess, kill_recorded_server, mcp_call, run_brai
 from test_hardening_index import _brain, _chmod_tree
 
 from brain import config, migrations
+from brain import db as db_module
 from brain.autorecall import hook as prompt_hook
 from brain.child_process import python_module_command
 from brain.cli import cli
@@ -822,6 +823,100 @@ def test_the_prompt_hook_keeps_its_row_aside_for_the_newer_brain(newer_ledger, m
     assert len(list(kept_aside_dir(newer_ledger).glob("*.json"))) == 1 and started == []
 
 
+def _upgraded_as_it_opens(monkeypatch, ledger: Path, owner: Any, step: str) -> None:
+    """The newer brain's upgrade lands inside this brain's open, after its look for a newer
+    brain's migrations: ``step`` of ``owner`` (run within the open) runs, then the upgrade."""
+    run = getattr(owner, step)
+
+    def then_upgraded(*args: Any, **kwargs: Any) -> Any:
+        done = run(*args, **kwargs)
+        _make_newer(ledger, MIGRATIONS.name, "turns")
+        monkeypatch.setattr(owner, step, run)  # once
+        return done
+
+    monkeypatch.setattr(owner, step, then_upgraded)
+
+
+def test_an_upgrade_landing_as_the_stop_hook_opens_the_ledger_leaves_its_turn_aside(monkeypatch):
+    """The open looked for a newer brain's migrations once, before its own upgrade (within the
+    hook's budget): an upgrade landing after that look went unseen, and the turn was written into
+    the newer ledger by this code's older rules (its new column empty). It is looked for again at
+    the write, under the write lock: the turn waits aside for the newer brain, as it would had
+    the upgrade landed before the hook."""
+    db = config.db_path()
+    open_db(db).close()
+    _upgraded_as_it_opens(monkeypatch, db, db_module, "_apply_until")
+    monkeypatch.setattr(deferred, "start_catch_up", lambda path: True)
+    record_stop({"session_id": "s1", "prompt_id": "p1", "last_assistant_message": "done"}, db_path=db,
+                migrate_until=time.monotonic() + 60)  # fmt: skip
+    assert MIGRATIONS.unknown(open_db(db, read_only=True)) == [NEWER]  # it landed
+    assert _turns(db) == 0
+    assert len(list(kept_aside_dir(db).glob("*.json"))) == 1
+    log = (config.log_dir() / "hook.log").read_text()
+    assert NEWER in log and "the newer brain's `brain turns`" in log, log
+
+
+def test_an_upgrade_landing_as_the_prompt_hook_opens_the_ledger_leaves_its_row_aside(monkeypatch):
+    db = config.db_path()
+    open_db(db).close()
+    _upgraded_as_it_opens(monkeypatch, db, db_module, "_apply_until")
+    monkeypatch.setattr(deferred, "start_catch_up", lambda path: True)
+    prompt_hook.record({"session_id": "s1", "prompt": "why", "prompt_chars": 3, "latency_ms": 1.0}, db,
+                       migrate_until=time.monotonic() + 60)  # fmt: skip
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT count(*) FROM recalls").fetchone()[0] == 0
+    conn.close()
+    assert len(list(kept_aside_dir(db).glob("*.json"))) == 1
+
+
+def test_an_upgrade_landing_as_a_command_opens_the_ledger_leaves_the_rows_kept_aside(monkeypatch):
+    """A command's catch-up (`brain turns`) upgrading the ledger for the rows the hooks kept aside,
+    the newer brain's upgrade landing after its look: it recorded them into the newer ledger by
+    its older rules, and removed their files. They wait for the newer brain."""
+    db = config.db_path()
+    open_db(db).close()
+    deferred.keep_aside(db, deferred.TURN, {"turn_key": "s1:p1", "session_id": "s1", "ask": "why"})
+    _upgraded_as_it_opens(monkeypatch, db, MIGRATIONS, "apply")
+    with pytest.raises(NewerLedger, match=NEWER):
+        deferred.catch_up(db)
+    assert _turns(db) == 0
+    assert len(list(kept_aside_dir(db).glob("*.json"))) == 1
+
+
+def test_an_upgrade_landing_during_an_eval_stops_its_ab_log(tmp_path, monkeypatch):
+    """`brain eval --ab-log` holds brain.db open for the whole run: a newer brain's upgrade landing
+    after its first row went unseen, and every later row went into the newer ledger by this code's
+    older rules. The run's figures stand; logging stops, said in one line."""
+    from brain import telemetry
+
+    vault = tmp_path / "v"
+    write(vault, "a.md", "# Alpha\n\napples and pears\n")
+    write(vault, "b.md", "# Beta\n\nboats and rivers\n")
+    queries = tmp_path / "q.jsonl"
+    line = {"id": "a", "query": "apples", "type": "entity", "relevant": ["a.md"]}
+    queries.write_text(json.dumps(line) + "\n" + json.dumps({**line, "id": "b", "relevant": ["b.md"]}) + "\n")
+    db = config.db_path()
+    log_ab = telemetry.log_ab
+
+    def then_upgraded(*args: Any, **kwargs: Any) -> int:
+        row_id = log_ab(*args, **kwargs)
+        _make_newer(db, MIGRATIONS.name, "ab_recall")
+        monkeypatch.setattr(telemetry, "log_ab", log_ab)  # once
+        return row_id
+
+    monkeypatch.setattr(telemetry, "log_ab", then_upgraded)
+    result = CliRunner().invoke(
+        cli, ["eval", str(queries), "--vault", str(vault), "--modes", "vector", "--ab-log", "x"]
+    )
+    assert result.stdout.startswith("2 queries over 2 notes") and "nDCG@10" in result.stdout, result.output
+    error = result.stderr.splitlines()[-1]
+    assert result.exit_code == 1 and f"upgraded by a newer brain ({NEWER})" in error, result.stderr
+    assert "1 of 2 rows were logged to ab_recall" in error and "Traceback" not in result.stderr
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT count(*) FROM ab_recall").fetchone()[0] == 1
+    conn.close()
+
+
 def test_brain_turns_reads_a_newer_ledger_with_rows_kept_aside(newer_ledger, monkeypatch):
     monkeypatch.setattr(deferred, "start_catch_up", lambda path: False)
     record_stop({"session_id": "s1", "prompt_id": "p1", "last_assistant_message": "done"}, db_path=newer_ledger,
@@ -837,11 +932,11 @@ def test_brain_turns_reads_a_newer_ledger_with_rows_kept_aside(newer_ledger, mon
 def test_brain_mcp_recent_turns_says_in_its_answer_that_the_ledger_is_newer(newer_ledger, toy_vault):
     """It was said in mcp.log alone: the agent read the turns as if this brain knew them all,
     where every index tool's answer says the index is newer."""
-    from brain.ledger.store import write_turn
-
-    conn = sqlite3.connect(newer_ledger, isolation_level=None)  # as the newer brain writes it
-    conn.row_factory = sqlite3.Row
-    write_turn(conn, {"turn_key": "s:1", "session_id": "s", "ask": "fix the parser", "summary": "done"})
+    conn = sqlite3.connect(newer_ledger, isolation_level=None)  # as the newer brain writes it (this code refuses)
+    conn.execute(
+        "INSERT INTO turns (turn_key, session_id, created_at, updated_at, ask, summary, newer_rule) "
+        "VALUES ('s:1', 's', '2026-12-01T10:00:00.000Z', '2026-12-01T10:00:00.000Z', 'fix the parser', 'done', 'x')"
+    )
     conn.close()
     result = mcp_call(toy_vault, "recent_turns", {})
     assert not result.is_error, result

@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from ..db import storable
+from ..db import storable, written
 from ..ledger.redact import redact_value
 from ..ledger.store import SQLITE_INT_MAX, utc_now
 
@@ -52,9 +52,10 @@ def write_recall(conn: sqlite3.Connection, row: dict[str, Any]) -> int:
     values["notes"] = json.dumps(values["notes"] or [], ensure_ascii=False)
     values["shown"] = values["shown"] or 0
     values["chars"] = values["chars"] or 0
-    cursor = conn.execute(
-        f"INSERT INTO recalls ({', '.join(COLUMNS)}) VALUES ({', '.join(':' + c for c in COLUMNS)})", values
-    )
+    with written(conn):  # a newer brain's upgrade since the open: refused, not written by older rules
+        cursor = conn.execute(
+            f"INSERT INTO recalls ({', '.join(COLUMNS)}) VALUES ({', '.join(':' + c for c in COLUMNS)})", values
+        )
     return int(cursor.lastrowid or 0)
 
 

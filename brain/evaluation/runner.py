@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..embed import Embedder
-from ..errors import ConfigError
+from ..errors import BrainError, ConfigError
 from ..recall.types import AB_MODES, RecallResult, RecallSettings
 from .metrics import METRIC_KEYS, aggregate, query_metrics
 from .queries import QUERY_TYPES, EvalQuery
@@ -201,6 +201,8 @@ def _run(
                         from ..db import database_error
 
                         ab_error, conn = str(database_error(config.db_path(), exc)), None
+                    except BrainError as exc:  # a newer brain upgraded brain.db meanwhile: logging stops
+                        ab_error, conn = str(exc), None
 
     warnings.extend(f"{message} (×{n})" if n > 1 else message for message, n in seen.items())
     summary: dict[str, dict] = {}

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import config
-from ..db import connection
-from ..migrations import disk_bytes, write_transaction
+from ..db import connection, written
+from ..migrations import disk_bytes
 from ..moments import local_iso
 
 # Each table and the column that says when its row was recorded. turns.created_at is when the
@@ -193,7 +193,7 @@ def _delete_batch(
     conn: sqlite3.Connection, table: str, column: str, ids: list[int], cutoff: float
 ) -> tuple[int, float]:
     """Delete ``ids`` (still recorded before ``cutoff``) in one transaction: rows, seconds held."""
-    with write_transaction(conn):
+    with written(conn):  # a newer brain's upgrade during the prune: refused, nothing dropped by older rules
         held_from = time.monotonic()
         # The time is asked again: an id read before the lock may have been deleted and reused
         # by a new row since (INTEGER PRIMARY KEY reuses the largest).

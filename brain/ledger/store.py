@@ -9,13 +9,12 @@ turn takes its place. Standard library only.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sqlite3
 import time
 from typing import Any
 
-from ..db import storable
+from ..db import storable, written
 from .redact import redact_value
 from .transcript import Turn
 
@@ -108,10 +107,7 @@ def write_turn(
     reader goes back), written as a full row is but flagged partial.
     """
     values = _values(row, now)
-    own = not conn.in_transaction
-    if own:
-        conn.execute("BEGIN IMMEDIATE")
-    try:
+    with written(conn):
         if partial:
             found = conn.execute("SELECT id FROM turns WHERE turn_key = :turn_key", values).fetchone()
             if found is None and values["transcript_path"] is not None and values["byte_end"] is not None:
@@ -129,13 +125,6 @@ def write_turn(
             values["created"] = min([values["now"], *(r[2] for r in replaced)])
             values["partial"] = int(cut)
             conn.execute(_UPSERT, values)
-        if own:
-            conn.execute("COMMIT")
-    except BaseException:
-        if own and conn.in_transaction:
-            with contextlib.suppress(sqlite3.Error):  # SQLite may have rolled back already
-                conn.execute("ROLLBACK")
-        raise
 
 
 def _values(row: dict[str, Any], now: str | None) -> dict[str, Any]:
