@@ -132,13 +132,16 @@ def test_a_client_that_sends_half_a_request_and_waits_is_told_why_it_is_closed(t
     _index(toy_vault)
     with served(toy_vault, watch=False) as daemon:
         line = protocol.encode(protocol.request("ping", str(daemon.root)))
+        # Timed from before the connect, the server's second begins after it: a loaded machine
+        # only makes the wait longer. Told at its 1 s, not a later timeout, the message says (it
+        # was bounded at 3 s of wall time too, which a loaded machine can pass).
+        started = time.monotonic()
         sock = _connect(daemon.socket_path)
         try:
             sock.sendall(line[: len(line) // 2])
-            started = time.monotonic()
             reply = json.loads(sock.makefile("rb").readline())
             assert reply["error"] == {"code": "bad_request", "message": "no whole request line within 1 s"}
-            assert 0.5 < time.monotonic() - started < 3
+            assert time.monotonic() - started >= 0.95  # waited for the rest, not refused at once
         finally:
             sock.close()
         assert request(daemon, "ping")["ok"] is True
