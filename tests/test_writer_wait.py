@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import FakeEmbedder, write
-from serve_helpers import LAUNCHER, holding, served, wait_until
+from serve_helpers import LAUNCHER, FakeClock, holding, served, wait_until
 
 from brain import config
 from brain.cli import cli
+from brain.index import writer_lock
 from brain.index.indexer import index_vault
 from brain.index.writer_lock import VaultLocked, flock_holder, lock_path, vault_lock
 from brain.server import runtime
@@ -91,17 +92,18 @@ def test_a_server_whose_record_is_gone_is_named_by_the_pid_in_its_lock(indexed):
     assert f"{WAITING} (brain serve, pid {holder.pid})…" in result.stderr
 
 
-def test_wait_0_fails_at_once_with_the_one_line_error(indexed):
+def test_wait_0_fails_at_once_with_the_one_line_error(indexed, monkeypatch):
+    # on a clock of its own: "at once" is never a sleep (it was bounded at 5 s of wall time)
+    clock = FakeClock()
+    monkeypatch.setattr(writer_lock, "time", clock)
     with held_elsewhere(indexed) as holder:
-        started = time.monotonic()
         result = _invoke("index", "--vault", str(indexed), "--wait", "0")
-        took = time.monotonic() - started
+    assert clock.slept == []
     assert result.exit_code == 1
     # the holder named in the error, as no waiting line named it
     assert result.stderr.startswith(f"Error: {LOCKED} (pid {holder.pid}) is indexing this vault (")
     assert result.stderr.count("\n") == 1
     assert "try again when it is done" in result.stderr and WAITING not in result.stderr
-    assert took < 5
 
 
 @pytest.mark.parametrize(
@@ -120,16 +122,18 @@ def test_giving_up_names_the_server_holding_the_lock(indexed, command):
 
 
 @pytest.mark.parametrize("command", [["index"], ["prune", "--vacuum"]], ids=["index", "prune"])
-def test_a_wait_that_runs_out_ends_in_the_error(indexed, command):
+def test_a_wait_that_runs_out_ends_in_the_error(indexed, command, monkeypatch):
+    # on a clock of its own, which moves only as the wait sleeps: it waits to the end of its
+    # 0.5 s, a look every LOOK_EVERY, and not beyond (it was bounded at 5 s of wall time)
+    clock = FakeClock()
+    monkeypatch.setattr(writer_lock, "time", clock)
     with held_elsewhere(indexed):
-        started = time.monotonic()
         result = _invoke(*command, "--vault", str(indexed), "--wait", "0.5")
-        took = time.monotonic() - started
     assert result.exit_code == 1
     lines = result.stderr.splitlines()
     assert len(lines) == 2 and lines[0].startswith(WAITING), result.stderr
     assert lines[1].startswith(f"Error: {LOCKED}") and "waited 0.5 s for it" in lines[1]
-    assert 0.5 <= took < 5
+    assert clock.slept == pytest.approx([writer_lock.LOOK_EVERY] * 5)
 
 
 def test_quiet_waits_without_the_line(indexed):
