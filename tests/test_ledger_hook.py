@@ -164,7 +164,6 @@ def test_hung_stdin_is_cut_off_by_the_budget(tmp_path):
     # Claude Code never leaves stdin open, but a hung read must not hold the agent.
     cmd, env = brain_command()
     env.update(BRAIN_HOME=str(tmp_path), BRAIN_HOOK_BUDGET="0.5")
-    start = time.monotonic()
     proc = subprocess.Popen(
         [*cmd, "hook", "stop"],
         stdin=subprocess.PIPE,
@@ -175,14 +174,14 @@ def test_hung_stdin_is_cut_off_by_the_budget(tmp_path):
     try:
         proc.stdin.write(b'{"session_id": ')  # half a payload, and stdin stays open
         proc.stdin.flush()
-        code = proc.wait(timeout=20)
-        elapsed = time.monotonic() - start
+        code = proc.wait(timeout=60)  # a hang's guard: without its watchdog it waits for ever
     finally:
         proc.kill()
         proc.stdin.close()
     assert code == 0
     assert proc.stdout.read() == b"" and proc.stderr.read() == b""
-    assert elapsed < 10
+    # ended by its 0.5 s watchdog, its own log says (it was also bounded at 10 s of wall time,
+    # which a loaded machine can pass: what ends it is the watchdog, not how soon)
     assert "gave up after the 0.5 s budget" in (tmp_path / "logs" / "hook.log").read_text()
 
 
