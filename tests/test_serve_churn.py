@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import write
 from index_helpers import index_into
-from serve_helpers import served, wait_until
+from serve_helpers import FakeClock, served, wait_until
 
 from brain import config
 from brain.cli import cli
@@ -303,15 +303,19 @@ def _lock_holder(root: Path, *, ignore_sigterm: bool = False) -> Iterator[subpro
             holder.stdout.close()
 
 
-def test_stop_names_the_signal_that_ends_a_server_that_ignores_sigterm(toy_vault):
+def test_stop_names_the_signal_that_ends_a_server_that_ignores_sigterm(toy_vault, monkeypatch):
     """A server that ignores SIGTERM (hung): `--stop` suggested `kill PID`, which does nothing."""
+    from brain.server import daemon
     from brain.server.daemon import stop_server
 
+    # on a clock of its own, moved by its sleeps: it looks for the server's end to its 1 s and
+    # not beyond (it was bounded at 10 s of wall time, which a loaded machine can pass)
+    clock = FakeClock()
+    monkeypatch.setattr(daemon, "time", clock)
     root = toy_vault.resolve()
     with _lock_holder(root, ignore_sigterm=True) as holder:
-        started = time.monotonic()
         running, stopped, message = stop_server(root, timeout=1.0)
-        assert running and not stopped and time.monotonic() - started < 10
+        assert running and not stopped and clock.slept == pytest.approx([0.1] * 10)
         assert message.endswith(f"did not stop within 1 s; `kill -9 {holder.pid}` ends it"), message
         assert holder.poll() is None  # SIGTERM did nothing, as the message says
 
