@@ -876,16 +876,19 @@ def test_ctrl_c_does_not_wait_for_a_worker_thread_left_behind(tmp_path):
         "    def close(self): print('closed', flush=True)\n"
         "class Server:\n"
         "    def run(self):\n"
-        "        threading.Thread(target=time.sleep, args=(60,)).start()\n"
+        "        threading.Thread(target=time.sleep, args=(3600,)).start()\n"
         "        raise KeyboardInterrupt\n"
         "server.Backend = Backend\n"
         "server.build_server = lambda root, backend: Server()\n"
         f"server.run(Path({str(tmp_path)!r}))\n",
         encoding="utf-8",
     )
-    started = time.monotonic()
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=50, check=False)
-    assert time.monotonic() - started < 20, "brain mcp waited for the worker thread"
+    # the worker sleeps an hour: brain mcp waiting for it cannot end within the run's 5 minutes
+    # (it was bounded at 20 s of wall time for a worker of 60 s, which a loaded machine can pass)
+    try:
+        done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False)
+    except subprocess.TimeoutExpired:
+        pytest.fail("brain mcp waited for the worker thread")
     assert done.returncode == 130 and done.stdout == "closed\n", done
     assert "Traceback" not in done.stderr, done.stderr
 
@@ -923,13 +926,11 @@ def test_ctrl_c_ends_brain_mcp_even_when_the_shutdown_waits_for_good(tmp_path):
     process = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         assert process.stdout.readline() == b"ready\n"
-        started = time.monotonic()
         process.send_signal(signal.SIGINT)
-        try:
-            process.wait(20)
+        try:  # the server waits for good: only the grace ends it (this was also bounded at 15 s)
+            process.wait(300)
         except subprocess.TimeoutExpired:
             pytest.fail("brain mcp did not end after Ctrl-C")
-        assert time.monotonic() - started < 15
         assert process.returncode == 130 and process.stdout.read() == b"interrupted\n"
     finally:
         if process.poll() is None:
