@@ -522,6 +522,30 @@ def index_then_moment(root: Path) -> float:
     return moment
 
 
+# The toy vault's note ``edited_toy_vault`` rewrites.
+DECISION = "Projects/Decision - Use Chroma.md"
+
+
+def edited_toy_vault(vault: Path) -> dict[str, float]:
+    """The toy vault indexed, then a note rewritten (``DECISION``), a note renamed (AI/Graph RAG.md)
+    and one deleted (Cooking/Knife skills.md), indexed after each; the moments between, by name."""
+    from conftest import write
+
+    at = {"first": index_then_moment(vault)}
+    write(
+        vault,
+        DECISION,
+        "---\ndate: 2026-02-20\n---\n# Decision: use Chroma\n\nRollout plan: a canary in February, then all regions. "
+        "[[Brain MVP]] [[Graph RAG]]\n",
+    )
+    at["rewritten"] = index_then_moment(vault)
+    (vault / "AI/Graph RAG.md").rename(vault / "AI/GraphRAG.md")
+    at["renamed"] = index_then_moment(vault)
+    (vault / "Cooking/Knife skills.md").unlink()
+    at["deleted"] = index_then_moment(vault)
+    return at
+
+
 @contextlib.contextmanager
 def texts_folded_by(migration: str, monkeypatch: Any) -> Iterator[list[str | None]]:
     """The texts migration ``migration``'s SQL folds (each replace() call of its ё folding, None

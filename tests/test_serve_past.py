@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import write
-from index_helpers import index_then_moment
+from index_helpers import DECISION, edited_toy_vault, index_then_moment
 from serve_helpers import mcp_call as _mcp
 from serve_helpers import served, wait_until
 
@@ -25,7 +25,6 @@ from brain.server import client, runtime
 from brain.server import service as service_module
 
 QUESTION = "rollout plan canary regions"
-DECISION = "Projects/Decision - Use Chroma.md"
 
 
 def _iso(moment: float) -> str:
@@ -35,21 +34,8 @@ def _iso(moment: float) -> str:
 
 @pytest.fixture
 def edited(toy_vault):
-    """The toy vault indexed, then a note rewritten, a note renamed and one deleted, indexed after
-    each; the moments between."""
-    at = {"first": index_then_moment(toy_vault)}
-    write(
-        toy_vault,
-        DECISION,
-        "---\ndate: 2026-02-20\n---\n# Decision: use Chroma\n\nRollout plan: a canary in February, then all regions. "
-        "[[Brain MVP]] [[Graph RAG]]\n",
-    )
-    at["rewritten"] = index_then_moment(toy_vault)
-    (toy_vault / "AI/Graph RAG.md").rename(toy_vault / "AI/GraphRAG.md")
-    at["renamed"] = index_then_moment(toy_vault)
-    (toy_vault / "Cooking/Knife skills.md").unlink()
-    at["deleted"] = index_then_moment(toy_vault)
-    return toy_vault, at
+    """The toy vault with a note rewritten, renamed and deleted (``edited_toy_vault``); the moments between."""
+    return toy_vault, edited_toy_vault(toy_vault)
 
 
 def _invoke(*args: str) -> tuple[int, str, str]:
