@@ -149,7 +149,8 @@ def test_one_process_saying_it_is_the_prompt_hook_gets_one_kept_place():
         assert connections.answering(idle, 97, prompt_hook=True) == "closed"
         assert connections.answering(newcomer, 96, prompt_hook=True) == "urgent"
         assert not connections.admit(next(ends)[0], 95)  # both kept places being answered
-        assert connections.answered(newcomer)  # read on after its answer: its process's next closes it
+        assert connections.answered(newcomer)
+        connections.wrote(newcomer)  # read on after its answer: its process's next closes it
         again, again_client = next(ends)
         assert connections.admit(again, 96)
         assert not connections.answered(newcomer)
@@ -157,6 +158,41 @@ def test_one_process_saying_it_is_the_prompt_hook_gets_one_kept_place():
         assert not connections.admit(next(ends)[0], 95)
         connections.leave(first)
         assert connections.admit(next(ends)[0], 95)
+    finally:
+        for server_end, client_end in pairs:
+            server_end.close()
+            client_end.close()
+
+
+@pytest.mark.parametrize("place", ["kept", "ordinary"])
+def test_an_answer_being_written_is_never_closed_for_another_client(place):
+    """From its answer ready (``answered``) to its answer written (``wrote``), a connection waits
+    on the server: said to wait on its client, it was the one closed for the next client to come,
+    its question taken (``protocol.TAKEN``) and its answer never written, and the prompt hook,
+    beside four processes keeping every place busy, had "took the question and closed the
+    connection without an answer". Once written, it is read on, and closed for another as before."""
+    connections = daemon_module._Connections(limit=1, timeout=10, kept=1 if place == "kept" else 0)
+    pairs = [socket.socketpair() for _ in range(4)]
+    try:
+        busy, hooks, newcomer, later = (server_end for server_end, _ in pairs)
+        if place == "kept":  # the one ordinary place being answered: the hook's ask takes the kept one
+            assert connections.admit(busy, 1)
+            assert connections.answering(busy, 1) is None
+        asked = hooks if place == "kept" else busy
+        assert connections.admit(asked, 99)
+        connections.read(asked)
+        assert connections.answering(asked, 99, prompt_hook=True) == "urgent"
+        assert connections.answered(asked)  # its answer is ready, and being written
+        assert not connections.admit(newcomer, 98)  # busy: no place waits on its client
+        asked.sendall(b"the answer")  # not shut down for the newcomer
+        client_end = pairs[1 if place == "kept" else 0][1]
+        client_end.settimeout(5)
+        assert client_end.recv(100) == b"the answer"
+        connections.wrote(asked)  # written: it waits on its client to read it, and gives way
+        assert connections.admit(later, 97)
+        assert connections.closed == 1
+        with pytest.raises(OSError):
+            asked.sendall(b"more")
     finally:
         for server_end, client_end in pairs:
             server_end.close()

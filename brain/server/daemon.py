@@ -646,7 +646,10 @@ class _SocketHandler(socketserver.StreamRequestHandler):
                 with caller(peer, lambda: _hung_up(self.connection), urgent=state == "urgent"):
                     reply = daemon.answer(data)
             if connections.answered(self.connection):
-                self._send(reply)
+                try:
+                    self._send(reply)
+                finally:
+                    connections.wrote(self.connection)
         except TimeoutError:
             _SAID.say(logging.INFO, "a client sent no whole request within %.0f s", CLIENT_TIMEOUT)
             # one that sent half a request and waits for its answer is told why, not just closed
@@ -838,13 +841,23 @@ class _Connections:
         return why
 
     def answered(self, conn: socket.socket) -> bool:
-        """Its answer is ready to write; False when it was closed meanwhile."""
+        """Its answer is ready to write; False when it was closed meanwhile. It still waits on the
+        server until the answer is written (``wrote``): said to wait on its client from here, it
+        could be the one closed for the next client to come, its answer never written, and its
+        client, whose question was taken (``protocol.TAKEN``), was told the server "took the
+        question and closed the connection without an answer" (the prompt hook beside four
+        processes keeping every place busy). The write has the socket's timeout all the same
+        (``CLIENT_TIMEOUT``, for the whole answer): a client that does not read it is let go then."""
         with self._lock:
             self._peers.pop(conn, None)
-            if conn not in self._open:
-                return False
-            self._open[conn] = (True, time.monotonic())
-            return True
+            return conn in self._open
+
+    def wrote(self, conn: socket.socket) -> None:
+        """Its answer is written (or its write failed): it waits on its client, to read the answer
+        and close, and may be closed for another."""
+        with self._lock:
+            if conn in self._open:
+                self._open[conn] = (True, time.monotonic())
 
     def read_refused(self) -> bool:
         """Whether a connection refused ``busy`` may be read on: not when ``limit`` are already."""
@@ -989,7 +1002,10 @@ class _HttpHandler(BaseHTTPRequestHandler):
         with caller(peer, lambda: _hung_up(self.connection)):
             reply = daemon.answer(body)
         if daemon.connections.answered(self.connection):
-            self._reply(200, reply)
+            try:
+                self._reply(200, reply)
+            finally:
+                daemon.connections.wrote(self.connection)
 
     def _read_through(self, length: int) -> None:
         """Read and throw away a body of ``length`` bytes, up to ``DRAIN_BYTES``; a client that
