@@ -622,8 +622,12 @@ def test_the_row_records_the_mode_the_server_ran(indexed):
 
 
 def test_the_prompt_hook_imports_only_the_standard_library(server, indexed):
+    """The whole path of a prompt (the server asked, its notes printed, the row written) imports
+    nothing heavy. On its own 0.8 s budget at load 15 the hook's watchdog ended the process
+    before it printed anything, the module list included: the test said nothing of the imports.
+    Its budget is wide here (WIDE_BUDGET); how fast the hook is, is bench/hook_speed.py's."""
     code = (
-        "import sys; sys.argv = ['brain', 'hook', 'prompt']\n"
+        WIDE_BUDGET + "import sys; sys.argv = ['brain', 'hook', 'prompt']\n"
         "import brain.__main__ as entry\n"
         "try:\n    entry.main()\nexcept SystemExit:\n    pass\n"
         f"heavy = {HEAVY!r}\n"
@@ -635,12 +639,15 @@ def test_the_prompt_hook_imports_only_the_standard_library(server, indexed):
         BRAIN_VAULT=str(indexed),
         BRAIN_PROMPT_MIN_COSINE="0.2",
         PYTHONPATH=str(Path(__file__).resolve().parents[1]),
+        BRAIN_PROMPT_BUDGET="60",
     )
     proc = subprocess.run(
-        [sys.executable, "-c", code], input=json.dumps(_payload()).encode(), env=env, capture_output=True, timeout=60
+        [sys.executable, "-c", code], input=json.dumps(_payload()).encode(), env=env, capture_output=True, timeout=120
     )
-    assert json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]  # the whole path ran
-    assert proc.stderr == b"[]"
+    said = f"exit {proc.returncode}, stdout {proc.stdout[-500:]!r}, stderr {proc.stderr[-2000:]!r}, rows {_rows()}"
+    assert proc.stdout, f"the hook printed nothing: {said}"
+    assert json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"], said  # the whole path ran
+    assert proc.stderr == b"[]", said
 
 
 def test_help_goes_to_click():
