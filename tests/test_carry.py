@@ -357,6 +357,28 @@ def test_the_code_stamp_reads_every_module_the_kept_names_are_built_with():
     assert "stop_words" in siblings and {f"{m}.py" for m in siblings} <= set(cache._SOURCES)
 
 
+def test_the_code_stamp_reads_the_folding_the_kept_names_are_built_with():
+    """The names are folded by brain/text.py (for_search, yo_as_ye, lookalikes_as_cyrillic): a
+    brain that folds otherwise (a new look-alike rule) read names kept by the old folding, and a
+    query's words no longer met them, until names.py itself changed."""
+    import ast
+    from pathlib import Path
+
+    from brain.recall import cache
+
+    here = Path(cache.__file__).parent
+    for module in ("names.py", "gate.py"):
+        tree = ast.parse((here / module).read_text(encoding="utf-8"))
+        parents = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 2}
+        assert "text" in parents, module
+    read = []
+    real = Path.read_bytes
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Path, "read_bytes", lambda path: read.append(path.resolve()) or real(path))
+        cache.code_stamp()
+    assert (here.parent / "text.py").resolve() in read
+
+
 def test_other_link_weights_rebuild_the_kept_graph_from_its_links(toy_vault):
     embedder, root = _kept(toy_vault, "link_graph")
     with environ(BRAIN_PPR_BACKLINK_WEIGHT="0.2", BRAIN_PPR_HUB_DAMPING="0.9"):
