@@ -155,6 +155,9 @@ def test_explain_says_a_description_put_its_note_first(lair, monkeypatch, closin
         ("notes from the Lisbon offsite", False),
         ("a scanner that can it all", False),  # "can it" with no clause break before it
         ("Islington", False),  # "ли" only as a word
+        ("фильмы с Брюсом Ли", False),  # a name, not the particle: ли never opens a sentence
+        ("Стэн Ли и комиксы Marvel", False),
+        ("знаешь ли ты Брюса Ли", True),
     ],
 )
 def test_asks_in_any_form(query, asks):

@@ -43,10 +43,11 @@ _QUESTION = re.compile(
 
 # A yes-no question after a clause or a sentence that sets the scene ("sleeping creature, can I
 # finish it off", "attacking someone you cant see, is there a coin flip", "sleeping creature. can
-# I…"), with no question mark or word; Russian asks yes or no with ли ("можно ли добить спящего").
+# I…"), with no question mark or word; Russian asks yes or no with ли ("можно ли добить спящего"),
+# a particle written in lower case: "Ли" is a name ("фильмы с Брюсом Ли").
 _CLAUSE_QUESTION = re.compile(
     r"(?:^|[,;:]\s*|\s[-–—]\s*|[.!…]\s+)(?:can|could|should|would|will|do|does|did|is|are|was|were|may|must|shall)\s+"
-    r"(?:i|you|we|it|he|she|they|one|this|that|there)\b|\bли\b",
+    r"(?:i|you|we|it|he|she|they|one|this|that|there)\b|(?-i:\bли\b)",
     re.IGNORECASE | re.UNICODE,
 )
 
