@@ -412,6 +412,28 @@ def test_long_fields_are_clipped(tmp_path):
     assert turn.summary.startswith("start") and turn.summary.endswith("the end")
 
 
+_MARGIN, _MAX = transcript_module.MASK_MARGIN, transcript_module.MASK_WINDOW_MAX
+_SECRET_SIZES = [_MARGIN // 2, _MARGIN - 40, _MARGIN, _MARGIN + 40, 2 * _MARGIN, 15_000, _MAX - 40, _MAX, _MAX + 40]
+_BEFORE = {"none": "", "a long line": "x " * 40_000 + "\n", "many lines": "x\n" * 40_000, "words": "x " * 40_000}
+
+
+@pytest.mark.parametrize("before", list(_BEFORE))
+@pytest.mark.parametrize("size", _SECRET_SIZES)
+@pytest.mark.parametrize("value", ["A", "hunter2x "])
+def test_a_secret_longer_than_the_masking_margin_is_not_kept_in_part(before, size, value):
+    """A value crossing the tail window's edge was read there without its name: ``password=``
+    then 15,000 characters stored ~1.3 K of them, unmasked."""
+    secret = (value * (size // len(value) + 1))[:size]
+    for after in ("", "\nthe end"):
+        text = _BEFORE[before] + "password: " + secret + after
+        for limit in (transcript_module.ASK_CHARS, transcript_module.SUMMARY_CHARS, transcript_module.ERROR_CHARS):
+            clipped = transcript_module.clip(text, limit)
+            assert "AAAAAAAAAA" not in clipped and "hunter" not in clipped, (limit, len(clipped))
+            assert len(clipped) <= limit + 3
+            if after:
+                assert clipped.endswith("the end")
+
+
 def _big_transcript(path: Path, head_mb: int) -> int:
     """``head_mb`` MB of older turns' padding, then one real turn; returns the padding size."""
     pad = json.dumps({"type": "progress", "data": {"output": "p" * 1000}}) + "\n"

@@ -174,14 +174,41 @@ def _masked_window(text: str, keep: int, *, from_end: bool) -> str:
 
     The window's far edge may cut a secret; that piece stays outside the part kept as
     long as masking left at least ``MASK_MARGIN // 2`` characters beyond it (masks shrink
-    text), else the window doubles, up to ``MASK_WINDOW_MAX``.
+    text), else the window doubles, up to ``MASK_WINDOW_MAX``. Its edge inside the text is a
+    line's edge (``_window``): a secret's name and its value are on one line.
     """
     window = keep + MASK_MARGIN
     while True:
-        masked = redact(text[-window:] if from_end else text[:window])
+        masked = redact(_window(text, window, from_end=from_end))
         if window >= min(len(text), MASK_WINDOW_MAX) or len(masked) >= keep + MASK_MARGIN // 2:
             return masked[-keep:] if from_end else masked[:keep]
         window *= 2
+
+
+def _window(text: str, size: int, *, from_end: bool) -> str:
+    """The last (or first) ``size`` characters of ``text``, its edge inside the text moved out
+    to the edge of the line it cuts, within ``MASK_WINDOW_MAX`` characters.
+
+    A window starting inside a line read a secret's value without its name (``password=``
+    then 15,000 characters kept ~1.3 K of them, unmasked): the line is read from its start.
+    A line that starts further back than that is not read: its part in the window is ``***``.
+    The first window ends at its line's end for the same reason (a value read whole), or at
+    ``size`` beyond ``MASK_WINDOW_MAX``, where a name at the line's start masks to the end.
+    """
+    if size >= len(text):
+        return text
+    if not from_end:
+        end = text.find("\n", size, max(size, MASK_WINDOW_MAX))
+        return text[:end] if end >= 0 else text[:size]
+    start = len(text) - size
+    if text[start - 1] == "\n":
+        return text[start:]
+    reach = max(0, len(text) - max(size, MASK_WINDOW_MAX))
+    line = text.rfind("\n", reach, start)
+    if line >= 0 or reach == 0:
+        return text[line + 1 :]
+    after = text.find("\n", start)
+    return "***" if after < 0 else "***\n" + text[after + 1 :]
 
 
 def iter_lines_backward(
