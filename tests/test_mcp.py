@@ -1506,3 +1506,59 @@ def test_a_line_of_the_client_over_the_limit_is_dropped_unread(monkeypatch, capl
     assert [r.getMessage() for r in caplog.records] == [
         f"dropped a line of the client of {len(huge):,} characters, over 1,000"
     ]
+
+
+def _warmed(backend, within=60.0):
+    """``backend.warm_up()``, waited for: its thread has asked the server and loaded, or not."""
+    import threading
+
+    before = set(threading.enumerate())
+    backend.warm_up()
+    (warm,) = [t for t in threading.enumerate() if t not in before and t.name == "brain-mcp-warm"] or [None]
+    if warm is not None:
+        warm.join(within)
+        assert not warm.is_alive()
+
+
+def test_a_server_answering_its_status_late_is_not_loaded_beside_at_start(toy_vault, monkeypatch):
+    """Asked its status with 0.5 s at start, a running server that answered late on a loaded
+    machine was taken for none: brain mcp loaded the model and its own copy of the index."""
+    from brain.mcp.backend import Backend
+
+    _index(toy_vault)
+    monkeypatch.setenv("BRAIN_SERVE_TIMEOUT", "10")
+    with served(toy_vault, watch=False) as daemon:
+        handle = daemon.service.handle
+
+        def late(message):
+            if message.get("op") == "status":
+                time.sleep(1.5)
+            return handle(message)
+
+        monkeypatch.setattr(daemon.service, "handle", late)
+        backend = Backend(toy_vault.resolve(), embedder=FakeEmbedder(), use_server=True, watch=False)
+        try:
+            started = time.monotonic()
+            _warmed(backend)
+            assert backend._service is None, "loaded a second index beside the server"
+            assert time.monotonic() - started >= 1.4  # it was asked, and waited for
+        finally:
+            backend.close()
+
+
+def test_with_no_server_the_index_still_warms_up_at_start(toy_vault, monkeypatch):
+    from brain.mcp.backend import Backend
+
+    _index(toy_vault)
+    monkeypatch.setenv("BRAIN_SERVE_TIMEOUT", "10")
+    backend = Backend(toy_vault.resolve(), embedder=FakeEmbedder(), use_server=True, watch=False)
+    try:
+        started = time.monotonic()
+        backend.warm_up()
+        assert time.monotonic() - started < 0.5  # start-up waits for nothing
+        deadline = time.monotonic() + 30
+        while backend._service is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert backend._service is not None, "no index loaded with no server"
+    finally:
+        backend.close()

@@ -91,9 +91,6 @@ class Backend:
 
         return bool(newer_migrations(config.index_dir(self.root)))
 
-    def server_running(self) -> bool:
-        return self.use_server and client.status(self.root, timeout=0.5) is not None
-
     def local(self) -> Any:
         """This process's own warm index, started on first use."""
         with self._lock:
@@ -109,12 +106,33 @@ class Backend:
             return self._service
 
     def warm_up(self) -> None:
-        """Start loading this process's index in the background when no server runs."""
-        if not self.server_running():
-            threading.Thread(target=self._warm, name="brain-mcp-warm", daemon=True).start()
+        """Start loading this process's index in the background when no server runs: asked
+        there, so start-up waits for nothing (``_warm``)."""
+        threading.Thread(target=self._warm, name="brain-mcp-warm", daemon=True).start()
+
+    def _server_there(self) -> bool:
+        """Whether a ``brain serve`` runs for the vault, answering its status or not.
+
+        Asked with BRAIN_SERVE_TIMEOUT, as a call is: asked with 0.5 s at start, a server that
+        answered late on a loaded machine was taken for none, and this process loaded the model
+        and a second copy of the index (~500 MB) beside it. A server that took the connection
+        and did not answer in time, or refused it busy, is there (a call asks it, and answers
+        itself only once it let that call time out); none (no record, a socket nobody listens
+        on) is said at once, and the index here starts loading at once."""
+        try:
+            client.call(self.root, "status", timeout=config.serve_timeout())
+        except (client.Unresponsive, client.Refused):
+            return True
+        except client.NoServer:  # none, another brain (calls are answered here), or unreadable
+            return False
+        except client.ServerError:  # it answered
+            return True
+        return True
 
     def _warm(self) -> None:
         try:
+            if self.use_server and self._server_there():
+                return
             self.local()
         except Exception as exc:  # noqa: BLE001 - said again by the first tool call
             log.warning("could not load the index: %s", exc)
