@@ -961,12 +961,14 @@ def test_a_client_that_stops_reading_ends_brain_mcp_without_a_traceback(toy_vaul
 
 
 @pytest.mark.slow
-def test_a_client_that_closes_stdin_and_never_reads_its_answers_does_not_keep_brain_mcp_running(toy_vault):
+@pytest.mark.parametrize("calls", [60, 600])
+def test_a_client_that_closes_stdin_and_never_reads_its_answers_does_not_keep_brain_mcp_running(toy_vault, calls):
     # A client that asked, never read stdout (the pipe full) and closed stdin, its end of stdout
-    # still open: brain mcp waited to write the answers for good, a process left behind.
+    # still open: brain mcp waited to write the answers for good, a process left behind. Past the
+    # 128 requests in flight brain mcp reads no more, nor the end of stdin behind them (600).
     _index(toy_vault)
     with _raw_mcp(toy_vault) as process:
-        for number in range(1, 61):  # each answer is the tools' descriptions: far more than a pipe holds
+        for number in range(1, calls + 1):  # each answer is the tools' descriptions: far more than a pipe holds
             _send(process, {"jsonrpc": "2.0", "id": number, "method": "tools/list"})
         process.stdin.close()
         started = time.monotonic()
@@ -1562,3 +1564,146 @@ def test_with_no_server_the_index_still_warms_up_at_start(toy_vault, monkeypatch
         assert backend._service is not None, "no index loaded with no server"
     finally:
         backend.close()
+
+
+def test_a_client_that_never_reads_its_answers_is_not_read_without_bound(toy_vault):
+    """A client that kept sending requests and never read the answers grew brain mcp by each
+    unread answer (1,000 pending: 581 MB): it stops reading while 128 are unwritten, and reads
+    on as the client reads them."""
+    import threading
+
+    _index(toy_vault)
+    calls = 3000
+    with _raw_mcp(toy_vault) as process:
+        written = [0]
+
+        def send():
+            with contextlib.suppress(BrokenPipeError, ValueError):
+                for number in range(1, calls + 1):
+                    process.stdin.write(json.dumps({"jsonrpc": "2.0", "id": number, "method": "tools/list"}).encode())
+                    process.stdin.write(b"\n")
+                    process.stdin.flush()
+                    written[0] = number
+
+        writer = threading.Thread(target=send, daemon=True)
+        writer.start()
+        last, still_since = -1, time.monotonic()
+        while time.monotonic() - still_since < 3 and written[0] < calls:
+            time.sleep(0.2)
+            if written[0] != last:
+                last, still_since = written[0], time.monotonic()
+        # what it read (128 at most in flight) and what the two pipes hold: ~1,100
+        assert written[0] < 2000, f"read {written[0]} requests with their answers unread"
+        ids = {_answer(process, 120)["id"] for _ in range(calls)}
+        writer.join(30)
+        assert ids == set(range(1, calls + 1))
+
+
+def _flow_run(flow_limit, messages, *, answer, stuck_after=60.0, wait=1.0):
+    """``messages`` (JSON-RPC dicts) read through an ``InFlight`` of ``flow_limit`` by a stand-in
+    for the SDK's read loop, ``answer(message)`` saying whether each request is answered; the
+    answers never taken off (a client that does not read). Returns the messages read."""
+    import anyio
+    from mcp import types
+    from mcp.shared.message import SessionMessage
+
+    from brain.mcp.stdio import InFlight
+
+    async def main():
+        flow = InFlight(flow_limit, stuck_after=stuck_after)
+        inbox_send, inbox = anyio.create_memory_object_stream(len(messages) + 1)
+        out_send, out = anyio.create_memory_object_stream(0)
+        for message in messages:
+            inbox_send.send_nowait(SessionMessage(types.jsonrpc_message_adapter.validate_python(message)))
+        inbox_send.close()
+        reading, writing = flow.reading(inbox), flow.writing(out_send)
+        read = []
+        async with anyio.create_task_group() as tg:
+
+            async def reply(message):
+                if isinstance(message, types.JSONRPCRequest) and answer(message):
+                    error = types.ErrorData(code=-32601, message="no")
+                    sent = (
+                        types.JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
+                        if message.method == "fails"
+                        else types.JSONRPCResponse(jsonrpc="2.0", id=message.id, result={})
+                    )
+                    await writing.send(SessionMessage(sent))
+
+            async def loop():
+                async for item in reading:
+                    read.append(item.message)
+                    tg.start_soon(reply, item.message)
+
+            tg.start_soon(loop)
+            await anyio.sleep(wait)
+            tg.cancel_scope.cancel()
+        out.close()
+        return read
+
+    return anyio.run(main)
+
+
+def _request(number, method="tools/list"):
+    return {"jsonrpc": "2.0", "id": number, "method": method}
+
+
+def test_in_flight_stops_reading_at_its_limit_while_answers_are_unwritten():
+    read = _flow_run(8, [_request(n) for n in range(50)], answer=lambda m: True, wait=0.5)
+    assert len(read) == 8
+
+
+@pytest.mark.parametrize("method", ["tools/list", "fails"])
+def test_in_flight_reads_on_when_answers_are_written_even_errors(method):
+    import anyio
+    from mcp import types
+    from mcp.shared.message import SessionMessage
+
+    from brain.mcp.stdio import InFlight
+
+    async def main():
+        flow = InFlight(4)
+        inbox_send, inbox = anyio.create_memory_object_stream(100)
+        out_send, out = anyio.create_memory_object_stream(100)  # a client that reads
+        for n in range(50):
+            inbox_send.send_nowait(SessionMessage(types.jsonrpc_message_adapter.validate_python(_request(n, method))))
+        inbox_send.close()
+        reading, writing = flow.reading(inbox), flow.writing(out_send)
+        read = 0
+        async for item in reading:
+            read += 1
+            error = types.ErrorData(code=-32601, message="no")
+            rid = item.message.id
+            sent = (
+                types.JSONRPCError(jsonrpc="2.0", id=rid, error=error)
+                if method == "fails"
+                else types.JSONRPCResponse(jsonrpc="2.0", id=rid, result={})
+            )
+            await writing.send(SessionMessage(sent))
+        out.close()
+        return read, flow.count
+
+    assert anyio.run(main) == (50, 0)
+
+
+def test_cancelled_requests_and_notifications_hold_no_place():
+    """The SDK never answers a request the client cancelled: counted as asked, reading would
+    stop for good after 8 of them; notifications have no answer at all."""
+    messages = []
+    for n in range(40):
+        messages.append(_request(n, "slow"))
+        messages.append({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": str(n)}})
+        messages.append({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1}})
+    read = _flow_run(8, messages, answer=lambda m: False, wait=0.5)
+    assert len(read) == len(messages)
+
+
+def test_an_id_used_again_takes_a_place_each_time():
+    read = _flow_run(8, [_request(1) for _ in range(50)], answer=lambda m: True, wait=0.5)
+    assert len(read) == 8
+
+
+def test_places_held_by_requests_never_answered_are_forgotten_when_nothing_is_written():
+    """Had the SDK dropped a request unanswered, its place would be held for good."""
+    read = _flow_run(8, [_request(n, "dropped") for n in range(20)], answer=lambda m: False, stuck_after=0.2)
+    assert len(read) == 20

@@ -318,13 +318,19 @@ class BrainServer(MCPServer):
         return await super().get_prompt(name, arguments, context)
 
     async def run_stdio_async(self) -> None:
-        from .stdio import client_stdin
+        from .stdio import InFlight, client_stdin
 
         with client_stdin(on_end=self.on_stdin_end) as lines:
             async with stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
                 lines.answer_on(write_stream)  # a line with no id to answer: its error, id null
                 lowlevel = self._lowlevel_server
-                await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+                # reading stops while 128 answers are unwritten
+                flow = InFlight(hung_up=lines.hung_up, on_hang_up=lines.ended)
+                await lowlevel.run(
+                    cast(Any, flow.reading(read_stream)),
+                    cast(Any, flow.writing(write_stream)),
+                    lowlevel.create_initialization_options(),
+                )
 
 
 class _Unreadable(RequestParams):

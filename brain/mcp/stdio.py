@@ -36,8 +36,10 @@ import json
 import logging
 import os
 import re
+import select
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
@@ -120,11 +122,28 @@ class ClientLines:
 
     def __init__(self, wire: BinaryIO, *, on_end: Callable[[], None] | None = None):
         self._on_end = on_end  # called on the reading thread once stdin has ended (or failed)
+        self._wire = wire
         self._text = io.TextIOWrapper(wire, encoding="utf-8", errors="replace")  # as the SDK reads it
         self._lines: asyncio.Queue[str | types.JSONRPCError | None] = asyncio.Queue()
         self._room = threading.Semaphore(self.AHEAD)
         self._reader: threading.Thread | None = None
         self._answers: Any = None  # the SDK's stream to the client (``answer_on``)
+
+    def hung_up(self) -> bool:
+        """Whether the client has closed its end of stdin, lines still unread in the pipe or not
+        (``InFlight`` reads none while the client leaves its answers unread)."""
+        try:
+            poller = select.poll()
+            poller.register(self._wire.fileno(), select.POLLIN)
+            events = poller.poll(0)
+        except (AttributeError, OSError, ValueError):  # no file (a test's stand-in)
+            return False
+        return any(event & (select.POLLHUP | select.POLLERR) for _, event in events)
+
+    def ended(self) -> None:
+        """Said when the client's stdin has ended before its lines are read (``on_end``)."""
+        if self._on_end is not None:
+            self._on_end()
 
     def answer_on(self, stream: Any) -> None:
         """Write the answers to lines with no id (``refusal``) on ``stream``, the SDK's write
@@ -205,3 +224,172 @@ def client_stdin(on_end: Callable[[], None] | None = None) -> Iterator[ClientLin
     finally:
         os.dup2(saved, 0)
         os.close(saved)
+
+
+MAX_IN_FLIGHT = 128  # requests read whose answers are not written yet, before reading stops
+STUCK_AFTER = 60.0  # seconds stopped with no answer written or being written: the count is forgotten
+
+
+class InFlight:
+    """Stops reading the client's messages while ``MAX_IN_FLIGHT`` requests read are unanswered
+    on the wire, and reads again as their answers are written.
+
+    A client that kept sending requests and never read its answers grew brain mcp by ~20 KB an
+    unread answer (1,000 pending: 581 MB): each waited in memory for its turn on a full pipe. The
+    SDK's read loop takes messages through ``reading``, and its answers go out through
+    ``writing``: what is counted is what was written, by id, so a request answered twice (an id
+    used again) cannot hold a place. A request the client cancels (``notifications/cancelled``)
+    is never answered by the SDK: its place is given back as the cancel is read; every other
+    request is answered, an error at worst, once its handler ends. Notifications and the
+    client's answers to the server take no place. Should a place be held with nothing to free
+    it (a request the SDK dropped unanswered), reading stops at most ``STUCK_AFTER`` seconds
+    with no answer written or waiting to be: the count is then forgotten, said in the log.
+
+    A client that closes stdin while reading is stopped (``hung_up`` says so, checked each
+    second) is told to ``on_hang_up`` as the end of its stdin would be: brain mcp ends a while
+    after (``server._AfterStdin``), not waiting for good on answers nobody reads.
+    """
+
+    def __init__(
+        self,
+        limit: int = MAX_IN_FLIGHT,
+        *,
+        stuck_after: float = STUCK_AFTER,
+        hung_up: Callable[[], bool] | None = None,
+        on_hang_up: Callable[[], None] | None = None,
+    ):
+        self.limit = limit
+        self.stuck_after = stuck_after
+        self._hung_up = hung_up
+        self._on_hang_up = on_hang_up
+        self.unanswered: dict[Any, int] = {}  # id -> requests read with it and not answered
+        self.count = 0
+        self.writing_now = 0  # answers handed to the writer, not yet taken by it
+        self._room = anyio.Event()
+
+    def reading(self, stream: Any) -> _Reading:
+        return _Reading(stream, self)
+
+    def writing(self, stream: Any) -> _Writing:
+        return _Writing(stream, self)
+
+    def _take(self, request_id: Any) -> None:
+        key = _key(request_id)
+        self.unanswered[key] = self.unanswered.get(key, 0) + 1
+        self.count += 1
+
+    def _give_back(self, request_id: Any) -> None:
+        key = _key(request_id)
+        held = self.unanswered.get(key, 0)
+        if held <= 0:
+            return
+        if held == 1:
+            del self.unanswered[key]
+        else:
+            self.unanswered[key] = held - 1
+        self.count -= 1
+        self._room.set()
+
+    async def wait_for_room(self) -> None:
+        while self.count >= self.limit:
+            self._room = anyio.Event()
+            stopped = time.monotonic()
+            while not self._room.is_set() and time.monotonic() - stopped < self.stuck_after:
+                with anyio.move_on_after(min(1.0, self.stuck_after)):
+                    await self._room.wait()
+                if self._hung_up is not None and self._on_hang_up is not None and self._hung_up():
+                    self._on_hang_up()
+            if not self._room.is_set() and self.writing_now == 0:
+                log.warning(
+                    "%s requests of the client unanswered for %g s, none being written: read on",
+                    self.count,
+                    self.stuck_after,
+                )
+                self.unanswered.clear()
+                self.count = 0
+
+
+def _key(request_id: Any) -> Any:
+    """A request id as the SDK correlates it (an int and its digits as a string are one)."""
+    return str(request_id)
+
+
+class _Reading:
+    """The SDK's read stream, waiting for room before each message (``InFlight``)."""
+
+    def __init__(self, stream: Any, flow: InFlight):
+        self._stream = stream
+        self._flow = flow
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._stream, "last_context", None)
+
+    async def receive(self) -> Any:
+        await self._flow.wait_for_room()
+        item = await self._stream.receive()
+        message = getattr(item, "message", None)
+        if isinstance(message, types.JSONRPCRequest):
+            self._flow._take(message.id)
+        elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
+            params = message.params if isinstance(message.params, dict) else {}
+            if isinstance(params.get("requestId"), (int, str)):
+                self._flow._give_back(params["requestId"])
+        return item
+
+    def __aiter__(self) -> _Reading:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    def close(self) -> None:
+        self._stream.close()
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def __aenter__(self) -> _Reading:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._stream.__aexit__(*exc)
+
+
+class _Writing:
+    """The SDK's write stream, giving a request's place back once its answer is written."""
+
+    def __init__(self, stream: Any, flow: InFlight):
+        self._stream = stream
+        self._flow = flow
+
+    async def send(self, item: Any) -> None:
+        message = getattr(item, "message", None)
+        answered = message.id if isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)) else None
+        self._flow.writing_now += 1
+        try:
+            await self._stream.send(item)  # taken by the writer: the pipe holds it, or will
+        finally:
+            self._flow.writing_now -= 1
+        if answered is not None:
+            self._flow._give_back(answered)
+
+    def close(self) -> None:
+        self._stream.close()
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    def clone(self) -> _Writing:
+        return _Writing(self._stream.clone(), self._flow)
+
+    async def __aenter__(self) -> _Writing:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._stream.__aexit__(*exc)
