@@ -163,14 +163,21 @@ def clip(text: str, limit: int) -> str:
             return text
         head_part, tail_part = text, text
     else:
-        head_part = _masked_window(text, limit // 3, from_end=False)
-        tail_part = _masked_window(text, limit - limit // 3 - 3, from_end=True)
+        head_part, whole = _masked_window(text, limit // 3, from_end=False)
+        if whole:  # the window read it all (masked to a few characters): not kept twice
+            text = head_part.strip()
+            if len(text) <= limit:
+                return text
+            tail_part = text
+        else:
+            tail_part, _ = _masked_window(text, limit - limit // 3 - 3, from_end=True)
     head = limit // 3
     return head_part[:head].rstrip() + " … " + tail_part[-(limit - head - 3) :].lstrip()
 
 
-def _masked_window(text: str, keep: int, *, from_end: bool) -> str:
-    """The first (or last) ``keep`` characters of ``text`` after masking, read off a window.
+def _masked_window(text: str, keep: int, *, from_end: bool) -> tuple[str, bool]:
+    """A window at the head (or tail) of ``text`` masked, its first (or last) ``keep``
+    characters to be kept, and whether it is the whole text.
 
     The window's far edge may cut a secret; that piece stays outside the part kept as
     long as masking left at least ``MASK_MARGIN // 2`` characters beyond it (masks shrink
@@ -179,9 +186,10 @@ def _masked_window(text: str, keep: int, *, from_end: bool) -> str:
     """
     window = keep + MASK_MARGIN
     while True:
-        masked = redact(_window(text, window, from_end=from_end))
+        read = _window(text, window, from_end=from_end)
+        masked = redact(read)
         if window >= min(len(text), MASK_WINDOW_MAX) or len(masked) >= keep + MASK_MARGIN // 2:
-            return masked[-keep:] if from_end else masked[:keep]
+            return masked, len(read) == len(text)
         window *= 2
 
 
