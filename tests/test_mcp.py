@@ -960,6 +960,30 @@ def test_a_client_that_stops_reading_ends_brain_mcp_without_a_traceback(toy_vaul
         assert process.returncode == 0
 
 
+def _wait_blocked_on(process: subprocess.Popen) -> None:
+    """Until ``process`` is blocked writing to its stdout: the pipe over half full and still for
+    half a second (its pages hold less than its capacity when the writer stops: 59,836 of 65,536)."""
+    import array
+    import fcntl
+    import termios
+
+    def unread() -> int:
+        count = array.array("i", [0])
+        fcntl.ioctl(process.stdout.fileno(), termios.FIONREAD, count)
+        return count[0]
+
+    half = fcntl.fcntl(process.stdout.fileno(), fcntl.F_GETPIPE_SZ) // 2
+    deadline, last, since = time.monotonic() + 120, -1, time.monotonic()
+    while True:
+        now, held = time.monotonic(), unread()
+        if held != last:
+            last, since = held, now
+        elif held > half and now - since >= 0.5:
+            return
+        assert now < deadline and process.poll() is None, f"brain mcp never filled its stdout ({held} bytes)"
+        time.sleep(0.05)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("calls", [60, 600])
 def test_a_client_that_closes_stdin_and_never_reads_its_answers_does_not_keep_brain_mcp_running(toy_vault, calls):
@@ -970,6 +994,9 @@ def test_a_client_that_closes_stdin_and_never_reads_its_answers_does_not_keep_br
     with _raw_mcp(toy_vault) as process:
         for number in range(1, calls + 1):  # each answer is the tools' descriptions: far more than a pipe holds
             _send(process, {"jsonrpc": "2.0", "id": number, "method": "tools/list"})
+        # stdin closed only once brain mcp waits on the full pipe: closed before (a loaded machine),
+        # it ended cleanly with answers still unmade, and nothing was waiting to be said
+        _wait_blocked_on(process)
         process.stdin.close()
         started = time.monotonic()
         try:
