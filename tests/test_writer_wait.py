@@ -271,3 +271,42 @@ def test_a_lock_file_that_is_a_symlink_is_taken_not_spun_on(tmp_path):
         [sys.executable, "-c", script, str(directory)], capture_output=True, text=True, timeout=20, check=False
     )
     assert run.returncode == 0 and run.stdout == "one writer\n", run.stderr[-2000:]
+
+
+@pytest.mark.skipif(os.name == "nt", reason="symlinks need privileges on Windows")
+def test_status_sees_a_writer_holding_a_lock_file_that_is_a_symlink(tmp_path):
+    """Writers take a lock file that is a symbolic link (the file it leads to), but `brain status`
+    opened it with O_NOFOLLOW, failed, and said no one indexed while one did. It follows the link
+    as writers do (the folder is private: the link is the user's own); one leading to no regular
+    file (a FIFO: never waited on) is no writer's lock."""
+    from brain.index.writer_lock import indexing_now
+
+    directory = tmp_path / "vaults" / "notes-0123456789"
+    config.private_folder(directory.parent)
+    target = tmp_path / "elsewhere" / "notes.lock"
+    target.parent.mkdir()
+    target.touch()
+    lock_path(directory).symlink_to(target)
+    assert indexing_now(directory) is None
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(directory)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        assert indexing_now(directory) in ({"pid": holder.pid}, {"pid": None})  # pid: where the system says
+    finally:
+        holder.kill()
+        holder.wait(20)
+    assert indexing_now(directory) is None
+    if hasattr(os, "mkfifo"):
+        target.unlink()
+        os.mkfifo(target)
+        assert indexing_now(directory) is None
+
+
+HOLD = (
+    "import sys, time\n"
+    "from pathlib import Path\n"
+    "from brain.index.writer_lock import vault_lock\n"
+    "with vault_lock(Path(sys.argv[1])):\n"
+    "    print('held', flush=True)\n"
+    "    time.sleep(60)\n"
+)

@@ -136,17 +136,27 @@ def indexing_now(directory: Path) -> dict[str, int | None] | None:
     """``{"pid": ...}`` when another process holds this vault's writer lock now (its pid where
     the system says it, else None), else None. Read from /proc/locks (Linux); elsewhere the lock
     is taken shared for a moment (as ``background.busy`` does): a writer that comes in that
-    moment is turned away as if another wrote. Never made: `brain status` writes nothing."""
+    moment is turned away as if another wrote. Never made: `brain status` writes nothing.
+
+    A lock file that is a symbolic link is followed, as writers follow it (``vault_lock``): its
+    folder is private (``config.private_folder``, 0700, refused where another user can write), so
+    a link there is the user's own; what it leads to is looked at only when it is a regular file,
+    as a writer takes no other."""
     try:
         import fcntl
     except ImportError:  # Windows: no writer lock to look at
         return None
+    path = lock_path(directory)
     try:
-        # O_NONBLOCK: a FIFO in its place is not waited on for a writer (`brain status` hung)
-        fd = os.open(lock_path(directory), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a device or FIFO is not opened at all
+            return None
+        # O_NONBLOCK: a FIFO put in its place since is not waited on for a writer (`brain status` hung)
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY)
     except OSError:  # none yet (nothing ever indexed here), or not ours to open
         return None
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped since it was looked at
+            return None
         held = exclusive_flocks(fd)
         if held is not None:  # the system says who holds it, without a lock of ours in a writer's way
             return {"pid": next((pid for pid in held if pid > 0), None)} if held else None
