@@ -577,7 +577,7 @@ def _span(seconds: float) -> str:
     metavar="WHEN",
     help="Recall over the vault as brain knew it then: its notes, text, links and graph at that moment "
     "(a date, the end of that day, local or in the zone it names: 2026-03-01, 2026-03-01Z, 2026-03-01+03; "
-    "a date and time, 2026-03-01T14:30; a span back like 30m, 7d, 2w; today, yesterday, now). Dates are shown.",
+    "a date and time, 2026-03-01T14:30; a span back like 30m, 7d, 2w; today, yesterday, now, or сегодня, вчера, сейчас). Dates are shown.",
 )
 @click.option(
     "--valid-at",
@@ -900,7 +900,7 @@ def _index_read(vault: str | None) -> Iterator[tuple[Path, IndexStore]]:
     "as_of",
     metavar="WHEN",
     help="The note as it was then, from brain's history (WHEN as `brain ask --as-of` reads it: 2026-03-01, "
-    "2026-03-01T14:30+03, 7d, yesterday); a note renamed since is found by either name.",
+    "2026-03-01T14:30+03, 7d, yesterday, вчера); a note renamed since is found by either name.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (text, frontmatter, headings, ...).")
 @library_errors
@@ -1043,7 +1043,7 @@ def ab() -> None:
     default="7d",
     show_default=True,
     metavar="WHEN",
-    help="Rows logged since WHEN: a span back (30m, 12h, 7d, 2w, 1y), today, yesterday, now, or a date (2026-11-01: "
+    help="Rows logged since WHEN: a span back (30m, 12h, 7d, 2w, 1y), today, yesterday, now (сегодня, вчера, сейчас), or a date (2026-11-01: "
     "from its start, local time; a time and a zone may follow, as for --as-of).",
 )
 @click.option(

@@ -76,9 +76,9 @@ def history_command(note: str, vault: str | None, last: int | None, as_of: str |
 @click.option(
     "--before",
     metavar="WHEN",
-    help="Drop what was replaced (with --ledger: recorded) before WHEN: a date, today or yesterday means the "
+    help="Drop what was replaced (with --ledger: recorded) before WHEN: a date, today or yesterday (сегодня, вчера) means the "
     "start of that day (local time unless it names a zone: `--before today` keeps today's); a date and time, a "
-    "span back like 90d, 2h ago, or now, that moment. The output says the moment, local and UTC.",
+    "span back like 90d, 2h ago, or now (сейчас), that moment. The output says the moment, local and UTC.",
 )
 @click.option(
     "--ledger",

@@ -24,13 +24,16 @@ _SPAN = re.compile(r"\s*(\d+)\s*(m|[hdwy])\s*(?:ago)?\s*", re.IGNORECASE)
 _SPAN_SECONDS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400, "y": 365 * 86400}  # a year: 365 days
 _DAYS_BACK = {"today": 0, "yesterday": 1}  # a day named: local time's
 NOW = "now"
+# The same words in Russian, in any case (the pilot's users write `--as-of вчера`); spans stay in
+# Latin letters: a Russian м is a minute (минута) or a month (месяц), 7д beside 7d only doubles a form.
+_IN_RUSSIAN = {"сегодня": "today", "вчера": "yesterday", "сейчас": NOW}
 
 DayEnd = Literal["end", "start"]  # which moment of a day a date means (``parse_moment``)
 
 # What every option and argument naming a moment takes (its error says so, in these words).
 FORMS = (
     "a date (2026-03-01), a date and time (2026-03-01T14:30), either with a zone (Z, +03, +0300, +03:00), "
-    "a span back (30m, 12h, 7d, 2w, 1y), today, yesterday or now"
+    "a span back (30m, 12h, 7d, 2w, 1y), today, yesterday or now (сегодня, вчера, сейчас)"
 )
 
 
@@ -155,11 +158,15 @@ _DATE_TIME = re.compile(r"(.+?)[T ](\d\d)(?::?(\d\d)(?::?(\d\d)(?:[.,](\d+))?)?)
 
 def typed(text: str | None) -> str:
     """A moment as a user typed it (an option, a tool's argument), without the spaces around it:
-    ASCII, or a ``ValueError``. Python's ``int`` and ``\\d`` read other scripts' digits, so
+    ``сегодня``, ``вчера`` and ``сейчас`` (any case) as their English words, else ASCII, or a
+    ``ValueError``. Python's ``int`` and ``\\d`` read other scripts' digits, so
     ``٢٠٢٦١٢٠١`` and ``７d`` were read and ``٢٠٢٦-١٢-٠١`` refused (``fromisoformat`` takes ASCII
     alone); a number setting refuses them all (config._number): so does a moment, and so does a
     note's own date (``written_date``)."""
     value = (text or "").strip()
+    word = _IN_RUSSIAN.get(value.lower())
+    if word is not None:
+        return word
     if not value.isascii():
         raise ValueError(f"not ASCII: {value!r}")
     return value
@@ -362,7 +369,7 @@ def past_moment(text: str, option: str = "--as-of", *, now: float | None = None)
     moment = parse_moment(text, option, now=now)
     if moment <= now:
         return moment
-    value = (text or "").strip()
+    value = typed(text)  # read: ASCII, or a Russian word as its English one (сегодня: today)
     if _SPAN.fullmatch(value) is None:
         zoned = _zoned(value)  # a date with a zone names today there
         written, zone = (zoned[1], zoned[2]) if zoned else (value, None)

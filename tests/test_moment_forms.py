@@ -42,8 +42,12 @@ TYPED = [
     "today",
     "Yesterday",
     "now",
+    "сегодня",  # the same three in Russian, in any case
+    "Вчера",
+    "СЕЙЧАС",
 ]
-REFUSED = ["last tuesday", "1M", "2 hours", "2026-12-01x10", "tomorrow", ""]
+# A span's unit is a Latin letter (a Russian м is a minute or a month); завтра is tomorrow
+REFUSED = ["last tuesday", "1M", "2 hours", "2026-12-01x10", "tomorrow", "завтра", "7д", ""]
 
 NOW = dt.datetime(2026, 12, 6, 18, 0, tzinfo=dt.timezone.utc).timestamp()
 
@@ -80,6 +84,9 @@ def test_every_form_means_the_same_moment_to_every_parser():
     assert since["today"] == _utc("2026-12-05T21:00") and since["Yesterday"] == _utc("2026-12-04T21:00")
     assert as_of["Yesterday"].replace(tzinfo=None) == _utc("2026-12-05T20:59:59.999999")
     assert past_moment("today", now=NOW) == NOW  # today's end is still to come: brain knows up to now
+    for russian, english in (("сегодня", "today"), ("Вчера", "Yesterday"), ("СЕЙЧАС", "now")):
+        assert since[russian] == since[english] and as_of[russian] == as_of[english], russian
+        assert past_moment(russian, now=NOW) == past_moment(english, now=NOW), russian  # сегодня: now, not refused
     assert since["2026-12-01"] == _utc("2026-11-30T21:00")
     assert since["2026-12-01T09:30"] == since["2026-12-01 09:30"] == _utc("2026-12-01T06:30")
     assert since["2026-12-01T09:30+03:00"] == since["2026-12-01T09:30+0300"] == _utc("2026-12-01T06:30")
@@ -141,6 +148,7 @@ def _commands(vault: Path, when: str) -> dict[str, list[str]]:
         "--before": ["prune", "--ledger", "--before", when, "--json"],
         "--since (turns)": ["turns", "--since", when],
         "--since (recalls)": ["recalls", "--since", when],
+        "--as-of (note)": ["note", "Okapi", "--vault", str(vault), "--as-of", when],
     }
 
 

@@ -32,7 +32,7 @@ from ..text import escaped, plural, terminal_safe
 @click.option(
     "--since",
     metavar="WHEN",
-    help="Only prompts recorded since WHEN: a span back (30m, 12h, 7d), today, yesterday, or a date (2026-11-01: "
+    help="Only prompts recorded since WHEN: a span back (30m, 12h, 7d), today, yesterday (сегодня, вчера), or a date (2026-11-01: "
     "from its start, local time; a time and a zone may follow), as `brain turns --since` reads it.",
 )
 @click.option(

@@ -225,7 +225,7 @@ def prompt() -> None:
 @click.option(
     "--since",
     metavar="WHEN",
-    help="Only turns begun since WHEN: a span back (30m, 12h, 7d), today, yesterday, or a date (2026-11-01: from "
+    help="Only turns begun since WHEN: a span back (30m, 12h, 7d), today, yesterday (сегодня, вчера), or a date (2026-11-01: from "
     "its start, local time; a time and a zone may follow), as `brain ab report --since` and MCP recent_turns read it.",
 )
 @click.option(
