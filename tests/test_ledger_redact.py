@@ -635,7 +635,7 @@ def test_pipes_vault_and_dapi_without_a_secret_stay(text):
     [
         # A "\n" escape in JSON text ends the value: it was masked to the end of the string.
         ('{"env": "DB_PASSWORD=x\\nOTHER=1"}', '{"env": "DB_PASSWORD=***\\nOTHER=1"}'),
-        ('"secret:\\nvalue"', '"secret:\\nvalue"'),  # nothing on the key's line: its "\n" was masked
+        ('"secret:\\nvalue"', '"secret:\\n***"'),  # nothing on the key's line: its "\n" was masked
         ("token=ab\\\\ncd", "token=***"),  # an escaped backslash, then n: part of the value
     ],
 )
@@ -722,9 +722,11 @@ def test_yaml_secrets_in_json_text_are_masked_as_in_the_file():
         ('{"c": "password: |\\n  Zx9qW2eR7tY"}', '{"c": "password: |\\n  ***"}'),
         ('{"c": "password:\\n  Zx9qW2eR7tY"}', '{"c": "password:\\n  ***"}'),
         ('"token: >-\\r\\n    Zx9qW2eR7tY\\r\\nnext: 1"', '"token: >-\\r\\n    ***\\r\\nnext: 1"'),
-        # Not lines of it: a mapping under the key, a line at the key's column.
+        # Not lines of it: a mapping under the key, a line of words at the key's column (one word there is
+        # a value pasted from a password manager, as on the key's line).
         ('"password:\\n  min_length: 12\\n"', None),
-        ('"password:\\nZx9qW2eR7tY"', None),
+        ('"password:\\nthe next line of prose"', None),
+        ('"password:\\nZx9qW2eR7tY"', '"password:\\n***"'),
         # A backslash, then n, is no line break: the key does not start a line there.
         ('"C:\\\\npassword:\\n  x"', None),
     ],
@@ -3127,4 +3129,29 @@ def test_a_secret_git_config_stores_is_masked(text, kept):
     ],
 )
 def test_what_netlify_env_set_stores_as_a_secret_is_masked(text, kept):
+    assert redact(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A password pasted from a password manager: its label, then the value alone on the next line,
+        # not indented (as YAML would indent it), in English and Russian, in JSON text too.
+        ("password:\nhunter2x", "password:\n***"),
+        ("Password:\nhunter2x\nuser: bob", "Password:\n***\nuser: bob"),
+        ("Пароль:\nQwerty123", "Пароль:\n***"),
+        ("пароль:\n\nQwerty123", "пароль:\n\n***"),
+        ('{"text": "password:\\nhunter2x\\nnext"}', '{"text": "password:\\n***\\nnext"}'),
+        # The same line's shape decides: a sentence, prose, a pointer, a placeholder, a mapping stay.
+        ("Password:\n\nThe policy says it must be rotated.", None),
+        ("Password:\nThe policy says it must be rotated.", None),
+        ("Пароль:\nПолитика требует менять его.", None),
+        ("пароль:\nв сейфе", None),
+        ("password:\nTBD", None),
+        ("password:\nusername: bob", None),
+        ("password:\n- hunter2x", None),
+        ("password:\n```", None),
+    ],
+)
+def test_a_password_on_the_line_below_its_unindented_label_is_masked(text, kept):
     assert redact(text) == (text if kept is None else kept)

@@ -2552,10 +2552,13 @@ def _value_lines(
             if before is None and not found:
                 continue  # blank lines before the value
             break
-        if len(lead.expandtabs()) <= column:
+        # A value pasted from a password manager is not indented: "Password:" then "hunter2x" below it, one
+        # word as the key's own line takes one (a sentence, "The policy says …", or a mapping stays).
+        flush = before is None and not found and len(lead.expandtabs()) == column
+        if len(lead.expandtabs()) <= column and not flush:
             break  # (asked first: the next key's line, or prose's, is the most common, and costs no match)
         line = _SCALAR_LINE.fullmatch(content)
-        if line is None:
+        if line is None or (flush and line.group("more")):
             break
         value = line.group("value")
         opening, bare, closing = _unquote(value)
