@@ -3155,3 +3155,30 @@ def test_what_netlify_env_set_stores_as_a_secret_is_masked(text, kept):
 )
 def test_a_password_on_the_line_below_its_unindented_label_is_masked(text, kept):
     assert redact(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # "key:" names no secret alone, but a value shaped as a key after it is one: long, letters and
+        # digits mixed.
+        ("key: a8f3k2j9d8s7f6g5h4j3", "key: ***"),
+        ("Key: 9fK2mQ7xLp4Rt8Vw", "Key: ***"),
+        ("ключ: a8f3k2j9d8s7f6g5h4j3", "ключ: ***"),
+        ("Ключ: 9fK2mQ7xLp4Rt8Vw.", "Ключ: ***."),
+        ("the license key: X7KQ2M9PLR4TW8VN", "the license key: ***"),
+        # A value of no key's shape stays: a word, prose, a name, a short one, a date, an id of words.
+        ("key: value", None),
+        ("key: the id of the row", None),
+        ("ключ: значение", None),
+        ("ключ: идентификатор строки", None),
+        ("key: user_profile_2024_v2", None),
+        ("key: release-notes-2024", None),
+        ("key: abc123", None),
+        ("key: 2024-01-15", None),
+        ("sort_key: a8f3k2j9d8s7f6g5h4j3", None),
+        ("monkey: a8f3k2j9d8s7f6g5h4j3", None),
+    ],
+)
+def test_a_key_shaped_value_after_key_is_masked(text, kept):
+    assert redact(text) == (text if kept is None else kept)

@@ -1060,6 +1060,13 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     # battery staple'"): a quoted value, or one word that holds a digit or a sign (_mask_stated), so
     # prose about a password stays ("the password is stored in the vault", "is 8 characters long").
     (_STATED_TRIGGERS, _STATED, "stated"),
+    # "key: x", "ключ: x": no secret's name alone ("key: value", "key: the id of the row"), but a value shaped
+    # as a key after it is one (_key_shaped): long, letters and digits mixed ("key: a8f3k2j9d8s7f6g5h4").
+    (
+        ("key:", "key =", "key=", "key :", "ключ:", "ключ =", "ключ=", "ключ :"),
+        r"((?i:key|ключ)[ \t]*[:=][ \t]*)([A-Za-z0-9+/_\-]{16,200})(?=[.,;!?)]*(?:\s|\Z|\\[nrt\\\"]))",
+        "key shaped",
+    ),
     # A connection string's password (ADO.NET, ODBC, JDBC's SQL Server): "…;UID=sa;PWD=x;", "…;Password=a b;",
     # to the next ";", or ODBC's braces ("PWD={a;b}"); ODBC's short PWD was not a secret's name, a value of
     # several words kept all but its first, a braced one was read as code (_mask_connection_password).
@@ -1619,6 +1626,25 @@ def _after_escaped_break(text: str, at: int) -> bool:
     return at >= 2 and text[at - 1] in "nrt" and text[at - 2] == "\\"
 
 
+def _mask_key_shaped(match: re.Match[str]) -> str:
+    start = match.start()
+    if start and (match.string[start - 1].isalnum() or match.string[start - 1] in "_.-"):
+        return match.group(0)  # a name's last word: sort_key, monkey, cache.key (assignments judge names)
+    return f"{match.group(1)}{MASK}" if _key_shaped(match.group(2)) else match.group(0)
+
+
+def _key_shaped(value: str) -> bool:
+    """Whether ``value`` has a key's shape, not a name's, a date's or an id's of words: 16 characters or more,
+    letters and digits changing from one to the other four times or more, under _MAX_WORDY of it in words
+    ("release-notes-2024", "user_profile_2024_v2" stay)."""
+    if len(value) < 16 or _SNAKE.fullmatch(value) or _STATED_NAME.fullmatch(value):
+        return False
+    kinds = [c.isdigit() for c in value if c.isalnum()]
+    if sum(a != b for a, b in itertools.pairwise(kinds)) < 4:
+        return False
+    return sum(len(w) for w in re.findall(_WORD, value)) < _MAX_WORDY * len(value)
+
+
 def _mask_all_stated(text: str) -> str:
     """``text`` with every secret stated with "is" masked (_mask_stated). The pattern is tried only
     around its triggers, found in the lower-cased text: over the whole of a long text, its common
@@ -1793,6 +1819,7 @@ _REPLACERS = {
     "client login": _mask_client_login,
     "httpie": _mask_httpie_auth,
     "netlify": _mask_netlify_env,
+    "key shaped": _mask_key_shaped,
 }
 
 
