@@ -3182,3 +3182,20 @@ def test_a_password_on_the_line_below_its_unindented_label_is_masked(text, kept)
 )
 def test_a_key_shaped_value_after_key_is_masked(text, kept):
     assert redact(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A PIN named with what it is for, in English as in Russian ("ПИН карты: 4821").
+        ("PIN for the card: 1234", "PIN for the card: ***"),
+        ("PIN for card: 1234.", "PIN for card: ***."),
+        ("the PIN for my bank card is 4821", "the PIN for my bank card is ***"),
+        ("ПИН карты: 4821", "ПИН карты: ***"),
+        # A board's pin, and words about a PIN, stay.
+        ("pin for the LED: 13", None),
+        ("PIN for the card: ask the bank", None),
+    ],
+)
+def test_an_english_pin_named_with_what_it_is_for_is_masked(text, kept):
+    assert redact(text) == (text if kept is None else kept)

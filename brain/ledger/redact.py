@@ -222,7 +222,8 @@ _VALUE_AT = re.compile(_VALUE)
 # below: "The password is:\n  x"), then its value (_mask_stated); a "password" then what it is for
 # ("for the router is x"), "is now", a dash or set to it ("changed to x"; "changed the password to x",
 # after a verb: _SET_BEFORE); a "pass phrase" then ":" too; a PIN (of 4 to 8 digits:
-# a board's "pin: 13" is no secret), a Russian ПИН-код; a Russian "пароль — x", "пароль от почты — x";
+# a board's "pin: 13" is no secret), named with what it is for ("PIN for the card: 1234"), a Russian
+# ПИН-код; a Russian "пароль — x", "пароль от почты — x";
 # a password's name with no "is" at all, its value after a space, a "'s" or a ":" ("user bob, password
 # hunter22x", "my password's x", "pwd x", "pw: x"): one word, masked only as "is" masks one (a letter
 # and a digit or a sign: _STATED_WORD), so "password reset link", "password manager" stay (plain).
@@ -243,6 +244,8 @@ _STATED_TRIGGERS = (
     "key was",
     "pin is",
     "pin:",
+    "pin for",
+    "pin of",
     "pin code",
     "pin-code",
     "pin-код",
@@ -301,7 +304,8 @@ _STATED = (
     r"|(?P<answer>[Ss](?i:ecurity[ \t]+answer[ \t]+(?:is|was))))"
     r"(?:[ \t]*:[ \t]*(?:\r?\n|\\n)[ \t]*|(?:[ \t]*:)?[ \t]+)"
     r"|(?P<pin>(?:[Pp](?i:in(?:[ \t-]?(?:code|код))?)|[Пп](?i:ин(?:[ \t-]?код)?))"
-    r"(?:[ \t]+(?:(?i:от|для|к)[ \t]+)?[а-яёА-ЯЁ]{2,40}(?:[ \t]+[а-яёА-ЯЁ]{2,40})?)?"  # whose, in Russian: "ПИН карты"
+    r"(?:[ \t]+(?:(?i:от|для|к)[ \t]+)?[а-яёА-ЯЁ]{2,40}(?:[ \t]+[а-яёА-ЯЁ]{2,40})?"  # whose, in Russian: "ПИН карты"
+    r"|[ \t]+(?i:for|of)(?:[ \t]+[A-Za-z]{1,40}){1,3}?)?"  # what for, in English: "PIN for the card"
     r"(?:[ \t]+(?i:is)(?:[ \t]*:)?[ \t]+|[ \t]*:[ \t]*|[ \t]+[—–][ \t]+))"
     r"|(?:[Пп](?i:ароль)(?:[ \t]+(?:[A-Za-z_]{1,40}|[А-Яа-яЁё]{1,40}(?:[аяиы]|ов|ей|ых|их))){0,2}"  # whose: "администратора"
     r"(?:[ \t]+(?:от|для|к|на)(?:[ \t]+[^\s:=\"'—–-]{1,40}){1,3}?)?"
