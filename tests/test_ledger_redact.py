@@ -1883,7 +1883,7 @@ def test_russian_words_that_say_where_a_password_comes_from_stay(text):
     [
         # A password set to a value in Russian, as English's "changed the password to x" is masked: kept.
         ("сменил пароль на Qwerty123", "сменил пароль на ***"),
-        ("Поменяли свой пароль на Qwerty123!", "Поменяли свой пароль на ***!"),
+        ("Поменяли свой пароль на Qwerty123!", "Поменяли свой пароль на ***"),  # its "!" may be its own
         ("сменил пароль от почты на Qwerty123", "сменил пароль от почты на ***"),
         ("пароль поменял на Qwerty123", "пароль поменял на ***"),
         ("пароль сменён на Qwerty123", "пароль сменён на ***"),
@@ -2106,7 +2106,7 @@ def test_values_that_look_like_references_are_masked_still(text, kept):
         # A password in apposition that ends its sentence, or its text: kept (only ", … ," was read).
         ("the admin password, hunter22x.", "the admin password, ***."),
         ("Use the admin password, hunter22x. Then log in.", "Use the admin password, ***. Then log in."),
-        ("the admin password, hunter22x!", "the admin password, ***!"),
+        ("the admin password, hunter22x!", "the admin password, ***"),  # its "!" may be its own
         ("the admin password, hunter22x; the user is bob", "the admin password, ***; the user is bob"),
         ("the admin password, hunter22x", "the admin password, ***"),
         ("my wifi password, Zx9q!wer.\nnext", "my wifi password, ***.\nnext"),
@@ -3198,4 +3198,25 @@ def test_a_key_shaped_value_after_key_is_masked(text, kept):
     ],
 )
 def test_an_english_pin_named_with_what_it_is_for_is_masked(text, kept):
+    assert redact(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A "!" after a password may be part of it ("Qwerty1!" is how rules asking for a sign are met):
+        # it is masked with the value, in English as in Russian.
+        ("Пароль для админки: Qwerty!", "Пароль для админки: ***"),
+        ("password for admin: Qwerty1!", "password for admin: ***"),
+        ("my password is Qwerty1!", "my password is ***"),
+        ("пароль — Qwerty1!", "пароль — ***"),
+        ("password - Qwerty1!", "password - ***"),
+        ("user bob, password hunter22x!", "user bob, password ***"),
+        # A full stop ends the sentence and stays; prose with a "!" stays.
+        ("my password is Qwerty1.", "my password is ***."),
+        ("the password is wrong!", None),
+        ("the password is correct!", None),
+    ],
+)
+def test_a_trailing_exclamation_mark_is_masked_with_the_password(text, kept):
     assert redact(text) == (text if kept is None else kept)

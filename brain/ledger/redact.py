@@ -1542,7 +1542,7 @@ def _mask_stated(match: re.Match[str]) -> str:
             or (bare.startswith("!") and (bare.startswith("!!") or bare[1:].lower() in _REFERENCE_TAGS))  # a YAML tag
         ):
             return match.group(0)
-        return f"{lead}{MASK}{word[len(bare) :]}{match.group('words')}"
+        return f"{lead}{MASK}{_after_value(word, bare)}{match.group('words')}"
     if match.group("pin") is not None:  # "my PIN is 4821": digits alone
         value = match.group("quoted") if quote is not None else match.group("bare").rstrip(".,:;!?")
         if not _PIN.fullmatch(value):
@@ -1581,7 +1581,15 @@ def _mask_stated(match: re.Match[str]) -> str:
     bare = word.rstrip(".,:;!?")
     if len(bare) < 4 or _holds_no_secret("", bare) or _STATED_NAME.fullmatch(bare) or not _STATED_WORD.fullmatch(bare):
         return match.group(0)
-    return f"{lead}{MASK}{word[len(bare) :]}{words}"
+    return f"{lead}{MASK}{_after_value(word, bare)}{words}"
+
+
+def _after_value(word: str, bare: str) -> str:
+    """What stays of a masked ``word`` after its value ``bare`` (the word without a sentence's marks): the
+    marks, but not a "!" right after it, which may be the password's own ("Qwerty1!" meets a rule asking for
+    a sign; a sentence's "!" masked is a small loss), as a Russian label's value keeps it (_RUSSIAN_ASSIGNMENT)."""
+    tail = word[len(bare) :]
+    return tail.lstrip("!")
 
 
 _STATED_AT = re.compile(_STATED)
