@@ -3212,10 +3212,15 @@ def test_an_english_pin_named_with_what_it_is_for_is_masked(text, kept):
         ("пароль — Qwerty1!", "пароль — ***"),
         ("password - Qwerty1!", "password - ***"),
         ("user bob, password hunter22x!", "user bob, password ***"),
+        # After a label's colon the "!" is a sign in the value, as "wifi password: Qwerty!" and the Russian take it.
+        ("Password for the admin: Qwerty!", "Password for the admin: ***"),
+        ("Password for the admin: Qwerty!.", "Password for the admin: ***."),
+        ("wifi password: Qwerty!", "wifi password: ***"),
         # A full stop ends the sentence and stays; prose with a "!" stays.
         ("my password is Qwerty1.", "my password is ***."),
         ("the password is wrong!", None),
         ("the password is correct!", None),
+        ("Password for the admin: Qwerty.", None),
     ],
 )
 def test_a_trailing_exclamation_mark_is_masked_with_the_password(text, kept):

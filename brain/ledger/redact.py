@@ -1579,7 +1579,17 @@ def _mask_stated(match: re.Match[str]) -> str:
     if least and (words or least == 1) and (count := _stated_passphrase(match, least=least)):
         return f"{lead}{MASK}{_after_words(match, count)}"
     bare = word.rstrip(".,:;!?")
-    if len(bare) < 4 or _holds_no_secret("", bare) or _STATED_NAME.fullmatch(bare) or not _STATED_WORD.fullmatch(bare):
+    # After a label's colon ("password for the admin: Qwerty!") a "!" is read as the value's own, a sign in it
+    # (_after_value), as "wifi password: Qwerty!" and "пароль для админки: Qwerty!" take it; after "is" it may
+    # end a sentence ("the password is wrong!").
+    bangs = len(word) - len(bare) - len(_after_value(word, bare))
+    judged = word[: len(bare) + bangs] if lead.rstrip().endswith(":") else bare
+    if (
+        len(bare) < 4
+        or _holds_no_secret("", bare)
+        or _STATED_NAME.fullmatch(bare)
+        or not _STATED_WORD.fullmatch(judged)
+    ):
         return match.group(0)
     return f"{lead}{MASK}{_after_value(word, bare)}{words}"
 
