@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from conftest import FakeEmbedder, write
 from serve_helpers import LAUNCHER, brain_env, holding, starting_server, wait_until
 
-from brain import config
+from brain import config, migrations
 from brain.cli import cli
 from brain.index import upgrades
 from brain.index.files import INDEX_FILE
@@ -182,18 +182,52 @@ def test_ctrl_c_while_waiting_for_an_upgrade_ends_the_wait(older, tmp_path):
     assert procs["index"].returncode == 1 and "Aborted" in err and "Traceback" not in err, err
 
 
+class _TickingClock:
+    """``time`` for brain.migrations: each look at ``monotonic()`` moves it ``TICK`` on, so the
+    wait's deadline is kept or passed by the loop's own looks, not by how loaded the machine is;
+    looking on past ``limit`` raises (a wait that would never end fails instead of hanging)."""
+
+    TICK = 0.25
+
+    def __init__(self, limit: float) -> None:
+        self.now = 1000.0
+        self.limit = self.now + limit
+        self.looks = 0
+        self.overran = False
+
+    def monotonic(self) -> float:
+        if self.now > self.limit:
+            self.overran = True
+            raise AssertionError("the wait went on past its limit")
+        self.looks += 1
+        self.now += self.TICK
+        return self.now - self.TICK
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+    time = staticmethod(time.time)
+
+
 def test_an_upgrade_held_past_the_wait_ends_in_one_line(older, monkeypatch):
+    """Waited for past SQLite's busy timeout, to the end of UPGRADE_WAIT, and not beyond: on a
+    clock that ticks a look at a time (each look one SQLite slice of at most 250 ms here), the wait
+    gives up within a look of its end (it was bounded at 6 to 15 s of wall time)."""
     monkeypatch.setattr(upgrades, "UPGRADE_WAIT", BUSY_TIMEOUT + 1)
+    clock = _TickingClock(limit=4 * (BUSY_TIMEOUT + 1))
+    monkeypatch.setattr(migrations, "time", clock)
     with upgrading(older):
-        started = time.monotonic()
         result = CliRunner().invoke(cli, ["ask", "guitar", "--vault", str(older)])
-        took = time.monotonic() - started
+    assert not clock.overran, "the wait did not end at UPGRADE_WAIT"
     assert result.exit_code == 1
     waited, error = result.stderr.splitlines()  # the waiting line, then the error's one line
     assert WAITING in waited
     assert error.startswith(f"Error: the index database {_database(older)} needs an upgrade and another")
     assert "held it for over 6 s" in error and "try again once it is done" in error
-    assert BUSY_TIMEOUT + 1 <= took < BUSY_TIMEOUT + 10
+    # three looks a try (its slice, its end, the waiting line): given up on the first look at or
+    # past the deadline, BUSY_TIMEOUT + 1 after the wait's first look
+    spent = clock.looks * clock.TICK
+    assert BUSY_TIMEOUT + 1 <= spent <= BUSY_TIMEOUT + 1 + 3 * clock.TICK, clock.looks
 
 
 def test_status_names_a_server_that_is_starting(older):
