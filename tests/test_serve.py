@@ -432,11 +432,11 @@ def test_a_reply_that_runs_on_is_dropped_past_the_cap_not_read_into_memory_whole
     with server_socket(toy_vault) as listener:
         thread = threading.Thread(target=answer, args=(listener,), daemon=True)
         thread.start()
-        started = time.monotonic()
+        # the deadline far off (it was 60 s, the call bounded at 30 s of wall time): reading the
+        # rest, or waiting for the deadline, is told by what was sent, never by the seconds
         with pytest.raises(client.NoServer, match=r"sent a reply over 128 MiB: not read"):
-            client.call(toy_vault.resolve(), "ping", timeout=60)
-        assert time.monotonic() - started < 30
-        thread.join(30)
+            client.call(toy_vault.resolve(), "ping", timeout=3600)
+        thread.join(60)
     assert sum(sent) < 160 << 20  # the rest was never read
 
 
