@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import BrainError, EmptyNoteName, bug_summary, quoted
-from .links import Link, Resolver, nearest, outline, pasted_link_target
+from .links import Link, Resolver, first_match, outline, pasted_link_target
 from .notes import looks_binary, parse_note
 from .text import yo_as_ye
 from .vault import DENIED, READ_ERROR, excluded, left_out_now, load_ignore, max_note_bytes, megabytes
@@ -135,7 +135,7 @@ def match_note(store: NoteNames, ref: str) -> NoteMatch:
             return match_note(store, target)
     loose = _loosely_named(normal, paths, titles, aliases)
     if loose:
-        taken = nearest(loose, "")
+        taken = first_match(loose, "")  # the one a root [[link]] of the name would open
         return NoteMatch(taken, tuple(p for p in loose if p != taken))
     raise no_note_named(ref, "in the index (by path, title or alias)", (title for _, title in titles), normal)
 
@@ -176,9 +176,9 @@ def _loosely_named(
 
 def _closest(typed: str, candidates: list[tuple[str, list[str]]], resolved: str) -> NoteMatch:
     """Of the notes one step found, those spelled closest to ``typed``; the one taken is link
-    resolution's pick when it is among them, else the nearest the root of them."""
+    resolution's pick when it is among them, else the one a link from the root opens of them."""
     group = _spelled_closest(typed, candidates) or [resolved]
-    taken = resolved if resolved in group else nearest(group, "")
+    taken = resolved if resolved in group else first_match(group, "")
     return NoteMatch(taken, tuple(p for p in group if p != taken))
 
 

@@ -556,3 +556,17 @@ def test_note_help_says_a_note_linked_in_from_elsewhere_is_read(linked_in):
     for example in re.findall(r"^\s+(brain note .+)$", CliRunner().invoke(cli, ["note", "--help"]).output, re.M):
         ran = CliRunner().invoke(cli, [*shlex.split(example)[1:], "--vault", str(root)])
         assert ran.exit_code == 0, (example, ran.output)
+
+
+def test_a_name_typed_loosely_opens_the_note_the_name_typed_exactly_opens(tmp_path):
+    # Two notes named Ёлкин: `brain note Ёлкин` took the one a root [[Ёлкин]] opens (Obsidian's
+    # shortest path), `brain note Елкин` (е for ё) the shallowest, another note of the same name
+    _root, store = _index_notes(
+        tmp_path,
+        {"Люди/Коллеги/Ёлкин.md": "коллега\n", "Архивные записи/Ёлкин.md": "старое\n"},
+    )
+    try:
+        assert find_note(store, "Ёлкин") == "Люди/Коллеги/Ёлкин.md"
+        assert find_note(store, "Елкин") == find_note(store, "Ёлкин")
+    finally:
+        store.close()
