@@ -1080,17 +1080,38 @@ def test_a_burst_of_a_thousand_files_is_one_pass(toy_vault):
 
 
 def test_a_note_saved_while_the_server_runs_is_answered_by_the_next_ask(toy_vault):
-    """`brain ask` right after a save waits for the watcher, as in-process it indexes first."""
+    """`brain ask` right after a save waits for the watcher's pass, as in-process it indexes
+    first. It asked again and again for 20 s until the note came, which an ask that did not wait
+    passed too: here one ask, made once the watcher holds the save, whose pass is held back a
+    second on purpose, answers with the note, after the pass has ended."""
     _index(toy_vault)
     with served(toy_vault) as daemon:
+        watcher = daemon.service.watcher
+        index_pass = watcher.on_batch
+        let_go, ended = threading.Event(), threading.Event()
+
+        def held_back(batch):
+            assert let_go.wait(300), "the pass was never let go"
+            try:
+                return index_pass(batch)
+            finally:
+                ended.set()
+
+        watcher.on_batch = held_back
         write(toy_vault, "Fresh.md", "# Fresh\n\nThe okapi procedure is brand new.\n")
-        deadline = time.monotonic() + 20
-        while True:  # the watcher needs a moment to hear of it; then ask waits for the pass
-            top = _top(daemon, "okapi procedure")
-            if top.get("path") == "Fresh.md" or time.monotonic() > deadline:
-                break
-            time.sleep(0.05)
-        assert top["path"] == "Fresh.md"
+        # the watcher holds the save (gathered, or in its held-back pass): what the ask waits for
+        wait_until(lambda: "Fresh.md" in watcher.pending_paths(), 300, "the watcher to hear of Fresh.md")
+        releasing = threading.Timer(1.0, let_go.set)  # an ask that did not wait has answered by then
+        releasing.start()
+        try:
+            results = client.ask(
+                daemon.root, "okapi procedure", ["hybrid+ppr"], RecallSettings(k=3), update=True, timeout=300
+            )
+        finally:
+            releasing.cancel()
+            let_go.set()
+        assert ended.is_set(), "the ask answered before the pass that indexes the save ended"
+        assert results[0].results and results[0].results[0].path == "Fresh.md"
 
 
 def test_the_index_changed_by_another_process_is_picked_up(toy_vault):
