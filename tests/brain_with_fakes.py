@@ -6,6 +6,8 @@ interrupted in the middle. FAKE_EMBED_FAIL=<message> makes each call to embed no
 ``ModelLoadError`` with that message: an index pass that fails. FAKE_HEAL_AFTER=<path> makes
 `brain serve` leave its removed files as they are until that path exists (then it heals at its
 next check, as ever): a test asks while they are gone however slowly its `brain ask` starts.
+FAKE_UPGRADE_WAIT=<seconds> is how long a pending migration waits for the index's write lock
+(``upgrades.UPGRADE_WAIT``, 60 s): a wait that only the test can end.
 
 It answers Ctrl-C as a terminal's brain does even when the test run was started in the background
 by a script: a non-interactive shell starts a background job with SIGINT ignored, its children
@@ -56,6 +58,11 @@ if os.environ.get("FAKE_HEAL_AFTER"):
             _heal(self)
 
     Daemon.heal = _heal_when_told
+
+if os.environ.get("FAKE_UPGRADE_WAIT"):
+    from brain.index import upgrades
+
+    upgrades.UPGRADE_WAIT = float(os.environ["FAKE_UPGRADE_WAIT"])
 
 from brain.__main__ import main  # noqa: E402
 
