@@ -391,12 +391,14 @@ def search_hint(ref: str, store: IndexStore | None = None) -> Iterator[None]:
             went = where_it_went(store, ref)
         if went is not None:
             path, left, when = went
+            from .text import literal
+
             if left is None:
-                said = f"it is an old name of {_pasted(path)}: `brain note {_typed(path)}` reads it"
+                said = f"it is an old name of {literal(path)}: `brain note {_typed(path)}` reads it"
             else:
                 name = _typed(ref)
                 said = (
-                    f"{_pasted(path)} was {left} on {when}: `brain history {name}` lists its versions, "
+                    f"{literal(path)} was {left} on {when}: `brain history {name}` lists its versions, "
                     f"`brain note {name} --as-of WHEN` reads it as it was"
                 )
             raise NoNoteNamed(f"{exc}: {said}", suggested=True) from None
@@ -405,12 +407,6 @@ def search_hint(ref: str, store: IndexStore | None = None) -> Iterator[None]:
         if len(ref) > QUOTED_CHARS or not ref.isprintable():  # a name pasted by mistake is not said twice
             raise NoNoteNamed(f"{exc}: `brain ask` finds notes by what they say", suggested=True) from None
         raise NoNoteNamed(f"{exc}: `brain ask {_typed(ref)}` finds notes by what they say", suggested=True) from None
-
-
-def _pasted(path: str) -> str:
-    from .text import literal
-
-    return literal(path)
 
 
 def _typed(ref: str) -> str:

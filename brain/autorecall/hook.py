@@ -362,11 +362,10 @@ def _vault() -> Path | str:
         return "no vault: set BRAIN_VAULT, or run `brain hook install --prompt --vault PATH`"
     path = Path(value)
     try:
-        is_dir, exists = path.is_dir(), path.exists()
+        if not path.is_dir():  # on every prompt: a second look only where the vault is not one
+            return f"vault not found: {path}" if not path.exists() else f"vault is not a folder: {path}"
     except OSError as exc:  # a name longer than the system takes was a traceback in hook.log
         return f"vault cannot be reached: {quoted(value)} ({exc.strerror})"
-    if not is_dir:
-        return f"vault not found: {path}" if not exists else f"vault is not a folder: {path}"
     return path.resolve()
 
 
