@@ -66,6 +66,17 @@ def _batches(proc: subprocess.Popen) -> queue.Queue:
     return out
 
 
+def _saved_until_heard(out: queue.Queue, vault: Path, note: str, text: str, seconds: float) -> list[dict]:
+    """The batches naming ``note``, saved again each second until one does (or ``seconds`` pass):
+    a save made before a watch began is not heard by it, so one save proves nothing either way."""
+    deadline, heard = time.monotonic() + seconds, []
+    while time.monotonic() < deadline and not heard:
+        (vault / note).write_text(f"{text} {time.monotonic()}")
+        seen = _wait_for(out, lambda b: note in b.get("paths", ()), 1)
+        heard = [b for b in seen if note in b.get("paths", ())]
+    return heard
+
+
 def _wait_for(out: queue.Queue, want, seconds: float) -> list[dict]:
     """The batches seen until one satisfies ``want`` (or ``seconds`` pass)."""
     seen = []
@@ -123,11 +134,7 @@ def test_a_folder_made_while_the_kernel_dropped_events_is_watched_after_the_burs
         _quiet(out, 2, 60)
         # saved until heard (a save before a later watch began is not heard by it), rather than
         # heard within 8 s of wall time: with the folder unwatched no save is ever heard
-        deadline, heard = time.monotonic() + 60, []
-        while time.monotonic() < deadline and not heard:
-            (vault / "late19" / "later.md").write_text(f"saved after the burst {time.monotonic()}")
-            seen = _wait_for(out, lambda b: "late19/later.md" in b.get("paths", ()), 1)
-            heard = [b for b in seen if "late19/later.md" in b.get("paths", ())]
+        heard = _saved_until_heard(out, vault, "late19/later.md", "saved after the burst", 60)
         assert heard, "a note saved in a folder made during the overflow was never heard"
     finally:
         proc.kill()
@@ -249,11 +256,7 @@ def test_a_rescan_that_finds_what_no_event_told_of_watches_again(tmp_path):
         )
         rescan_every(3600)  # from here only an event tells of a note
         # saved until heard: a save before the new watch began is not heard by it
-        deadline, heard = time.monotonic() + 30, []
-        while time.monotonic() < deadline and not heard:
-            (vault / "late19" / "latest.md").write_text(f"saved after the rescan {time.monotonic()}")
-            seen = _wait_for(out, lambda b: "late19/latest.md" in b.get("paths", ()), 1)
-            heard = [b for b in seen if "late19/latest.md" in b.get("paths", ())]
+        heard = _saved_until_heard(out, vault, "late19/latest.md", "saved after the rescan", 30)
         assert heard, "a note saved in a folder the watch missed was still heard by nothing after a rescan found one"
     finally:
         proc.kill()
