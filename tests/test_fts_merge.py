@@ -287,15 +287,21 @@ def test_one_merger_at_a_time_and_its_failure_is_reported(index, monkeypatch, ca
 
 
 @pytest.mark.skipif(not Path("/proc/locks").exists(), reason="elsewhere the lock is taken for a moment to look")
-def test_a_look_at_whether_the_work_is_under_way_turns_no_worker_away(tmp_path, monkeypatch):
+@pytest.mark.parametrize("linked", [False, True], ids=["file", "symlinked lock file"])
+def test_a_look_at_whether_the_work_is_under_way_turns_no_worker_away(tmp_path, monkeypatch, linked):
     """``busy`` (`brain status`, a pass deciding whether to start the merger) took the work's lock
     for a moment to see whether a worker held it: a worker starting in that moment found it held
     and left, its work undone until a later pass. The look takes no lock; a worker at work is
-    still seen."""
+    still seen. A lock file that is a symlink (an index folder put together by hand) is the
+    worker's lock too (it follows the link), so the look reads it through the link as well."""
     import fcntl
 
-    directory = tmp_path
+    directory = tmp_path / "index"
+    directory.mkdir()
     name = fts_merge.MERGE.name
+    if linked:
+        (tmp_path / "elsewhere").write_bytes(b"")
+        background.lock_file(directory, name).symlink_to(tmp_path / "elsewhere")
     with background.held(directory, name, wait=True) as mine:
         assert mine and background.busy(directory, name)
     assert not background.busy(directory, name)
