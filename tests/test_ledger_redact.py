@@ -3225,3 +3225,48 @@ def test_an_english_pin_named_with_what_it_is_for_is_masked(text, kept):
 )
 def test_a_trailing_exclamation_mark_is_masked_with_the_password(text, kept):
     assert redact(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize(
+    "text, secret, kept",
+    [
+        # An unquoted NAME=x then a question or a request put to the agent: the shell's syntax, the value ends
+        # at the blank; its whole line was masked as a .env line's, and the prompt's question with it.
+        (
+            "password=hunter2supersecret what did we decide about postgres",
+            "hunter2supersecret",
+            "password=*** what did we decide about postgres",
+        ),
+        ("PASSWORD=hunter2 what did we decide", "hunter2", "PASSWORD=*** what did we decide"),
+        ("API_TOKEN=abc123xyz why does the deploy fail?", "abc123xyz", "API_TOKEN=*** why does the deploy fail?"),
+        ("DB_PASSWORD=Zx9q!wer the db keeps refusing it?", "Zx9q!wer", "DB_PASSWORD=*** the db keeps refusing it?"),
+        ("export DB_PASSWORD=Zx9q!wer how do I rotate it", "Zx9q!wer", "export DB_PASSWORD=*** how do I rotate it"),
+        ("SECRET=s3cr3tval can you check the login", "s3cr3tval", "SECRET=*** can you check the login"),
+        ("пароль=Qwerty123 что мы решили про postgres", "Qwerty123", "пароль=*** что мы решили про postgres"),
+        ("notes\npassword=hunter2super what did we decide", "hunter2super", "notes\npassword=*** what did we decide"),
+        (
+            '{"prompt": "password=hunter2super what did we decide"}',
+            "hunter2super",
+            '{"prompt": "password=*** what did we decide"}',
+        ),
+        # A quoted value ends at its quote, as it did.
+        ('password="hunter2 x" what did we decide', "hunter2 x", 'password="***" what did we decide'),
+        # Where the words may be the value, the line goes whole: a passphrase; a .env file's line (another
+        # NAME=y, an export or a comment above or below it, a settings code block), which python-dotenv reads
+        # to its end; a label and a colon, or an INI's " = ", which may hold spaces.
+        ("PASSWORD=correct horse battery staple", "horse battery staple", "PASSWORD=***"),
+        ("PASSWORD=the quick fox", "quick fox", "PASSWORD=***"),
+        ("HOST=db\nDB_PASSWORD=hunter2 what is this\nX=1", "what is this", "HOST=db\nDB_PASSWORD=***\nX=1"),
+        ("# db\nDB_PASSWORD=hunter2 what is this", "what is this", "# db\nDB_PASSWORD=***"),
+        ("DB_PASSWORD=hunter2 what is this\nHOST=x", "what is this", "DB_PASSWORD=***\nHOST=x"),
+        ("export A=1\nexport PASSWORD=how are you", "how are you", "export A=1\nexport PASSWORD=***"),
+        ("```env\nPASSWORD=how are you\n```", "how are you", "```env\nPASSWORD=***\n```"),
+        ('"HOST=x\\nDB_PASSWORD=how are you\\nX=1"', "how are you", '"HOST=x\\nDB_PASSWORD=***\\nX=1"'),
+        ("password: hunter2supersecret what did we decide", "what did we decide", "password: ***"),
+        ("password = hunter2super what did we decide", "what did we decide", "password = ***"),
+    ],
+)
+def test_a_question_after_an_unquoted_secret_survives_where_the_syntax_ends_the_value(text, secret, kept):
+    masked = redact(text)
+    assert secret not in masked
+    assert masked == kept

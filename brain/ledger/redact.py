@@ -2055,9 +2055,63 @@ def _judged_to_line_end(text: str, start: int, sep: str, value_end: int, name: s
             return "line"
         words = _name_words(name) if sep.strip(" \t") == ":" else []
         return "prose" if words and words[-1].endswith(("password", "passwd", "passphrase", "secret")) else None
-    if sep.rstrip(" \t") == "=" and _starts_line(text, start) and not _runs_a_command(text, start, value_end, fences):
+    if (
+        sep.rstrip(" \t") == "="
+        and _starts_line(text, start)
+        and not _runs_a_command(text, start, value_end, fences)
+        and not _asks_after(text, start, value_end, fences)
+    ):
         return "line"
     return None
+
+
+# The first words of a question or a request put to an agent after a NAME=x pasted into it ("password=x what
+# did we decide about postgres"), in English and Russian: a run of words a shell would read as a command's.
+_ASKING = frozenset(
+    "what why how when where who whom whose which did do does can could would should will shall is are was were"
+    " has have please tell explain remind что как почему зачем где когда кто какой какая какое какие сколько"
+    " можешь можно напомни объясни подскажи расскажи".split()
+)
+# A line of a .env file around a NAME=x line: another NAME=y, an "export", a comment.
+_SETTINGS_LINE = re.compile(r"[ \t]*(?:export[ \t]+)?(?:[A-Za-z_][\w.]*=|#)")
+
+
+def _asks_after(text: str, name_start: int, value_end: int, fences: _Fences) -> bool:
+    """Whether the words after an unquoted ``NAME=x`` starting its line (its first word ending at ``value_end``)
+    are a question or a request put to an agent ("password=x what did we decide about postgres", "… the db?")
+    rather than the rest of a .env file's value. In a shell's syntax and a query string's an unquoted value ends
+    at a blank; python-dotenv and ``docker --env-file`` read one to its line's end, so the words are the
+    value's where the line is a settings file's: in a settings code block (```env), or with another
+    ``NAME=y``, an ``export`` or a comment on the line above or below it. A question's words masked with a
+    password lost a prompt's recall; a passphrase's words ("correct horse battery staple") stay masked."""
+    words = _NEXT_WORD.match(text, value_end)
+    if words is None:
+        return False
+    line_end = _LINE_END.search(text, value_end)
+    end = line_end.start() if line_end else len(text)
+    if not (words.group(1).lower() in _ASKING or text[value_end:end].rstrip().endswith("?")):
+        return False
+    fence = fences.last_before(name_start)
+    if fence >= 0 and (info := _FENCE.match(text, fence)) is not None and info.group(1).lower() in _SETTINGS_FENCES:
+        return False
+    line_start = _lead_end(text, max(0, name_start - 100), name_start)[0]
+    if _after_break(text, line_start):  # the line above, a line of the text or of a JSON string
+        low = max(0, line_start - 400)
+        raw, escaped = text.rfind("\n", low, line_start - 1), text.rfind("\\n", low, line_start - 2)
+        above = max(raw + 1 if raw >= 0 else -1, escaped + 2 if escaped >= 0 else -1, 0 if low == 0 else -1)
+        if above >= 0 and _SETTINGS_LINE.match(text, above) is not None:
+            return False
+    below = _LINE_BREAK_AT.match(text, end)
+    return below is None or _SETTINGS_LINE.match(text, below.end()) is None
+
+
+def _after_break(text: str, at: int) -> bool:
+    """Whether a line break, or one escaped in JSON text, ends at ``at``."""
+    return at > 0 and (text[at - 1] == "\n" or (at > 1 and text[at - 1] == "n" and text[at - 2] == "\\"))
+
+
+# A line break, or one escaped in JSON text.
+_LINE_BREAK_AT = re.compile(r"\r?\n|\\+(?:r\\+)?n")
 
 
 # Words after which "secret" is an adjective, not a secret's name: "have to be secret: they are …".
