@@ -1772,7 +1772,7 @@ def test_a_password_named_for_what_it_opens_or_in_brackets_is_masked(text, kept)
     [
         "the password for the admin panel: see the wiki",
         "reset the password for bob: it expired",
-        "password for root: hunter",
+        "password for root: required",
         "AES password (256-bit)",
         "the password (128-bit) is",
         "password (2FA)",
@@ -3220,7 +3220,8 @@ def test_an_english_pin_named_with_what_it_is_for_is_masked(text, kept):
         ("my password is Qwerty1.", "my password is ***."),
         ("the password is wrong!", None),
         ("the password is correct!", None),
-        ("Password for the admin: Qwerty.", None),
+        # A word alone after a label naming what it opens, to its sentence's end, is its value (as after "password:").
+        ("Password for the admin: Qwerty.", "Password for the admin: ***."),
     ],
 )
 def test_a_trailing_exclamation_mark_is_masked_with_the_password(text, kept):
@@ -3270,3 +3271,62 @@ def test_a_question_after_an_unquoted_secret_survives_where_the_syntax_ends_the_
     masked = redact(text)
     assert secret not in masked
     assert masked == kept
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A word of letters alone after a label naming what the password opens, to its clause's end, was
+        # kept in English (it has no digit nor sign) where "password: Qwerty" and the Russian "пароль для
+        # root: Qwerty" were masked.
+        ("password for root: Qwerty", "password for root: ***"),
+        ("password for root: hunter", "password for root: ***"),
+        ("Password for the wifi: Sunflower", "Password for the wifi: ***"),
+        ("password for the NAS: Qwerty. Then log in", "password for the NAS: ***. Then log in"),
+        ("password for root: Qwerty, user bob", "password for root: ***, user bob"),
+        ("password to the db: letmein", "password to the db: ***"),
+        ('{"text": "password for root: Qwerty\\nnext"}', '{"text": "password for root: ***\\nnext"}'),
+        # After "is" or "was", upper and lower case and a "!": a password's three kinds of character.
+        ("The password for the router is Qwerty!", "The password for the router is ***"),
+        ("the password is Qwerty!", "the password is ***"),
+        ("my wifi password was SunFlower!", "my wifi password was ***"),
+        # Markdown's emphasis or code around a value on the line below its label, or around the label.
+        ("Password:\n**hunter2**", "Password:\n***"),
+        ("Password:\n*hunter2*", "Password:\n***"),
+        ("Password:\n`hunter2`", "Password:\n`***`"),
+        ("Password:\n**hunter2**\nuser: bob", "Password:\n***\nuser: bob"),
+        ("Пароль:\n**Qwerty123**", "Пароль:\n***"),
+        ("**Password:**\nhunter2x", "**Password:**\n***"),
+        ("**Password**:\n**hunter2**", "**Password**:\n***"),
+        ('{"t": "**Password:**\\nhunter2x\\nx"}', '{"t": "**Password:**\\n***\\nx"}'),
+        ('{"t": "Password:\\n**hunter2**\\nx"}', '{"t": "Password:\\n***\\nx"}'),
+        # Prose stays: where it is, what it is like, what happened to it, a sentence, a placeholder.
+        ("the password for the router is on the sticker", None),
+        ("The password for the router is on the sticker!", None),
+        ("the password for the router is Netgear's default", None),
+        ("password for root: required", None),
+        ("password for root: Required.", None),
+        ("password for root: unchanged", None),
+        ("password for root: blank", None),
+        ("password for root: expired", None),
+        ("password for root: see below", None),
+        ("password for root: same", None),
+        ("password for root: TBD", None),
+        ("password for root: none", None),
+        ("reset the password for bob: it expired", None),
+        ("the password for the admin panel: see the wiki", None),
+        ("the password is wrong!", None),
+        ("the password is Wrong!", None),
+        ("The password is Correct!", None),
+        ("The password is WRONG!", None),
+        ("the password is correct", None),
+        ("The password is Required!", None),
+        ("The password for the router is Netgear", None),
+        ("Password:\n**TBD**", None),
+        ("password:\n`$DB_PASSWORD`", None),
+        ("**Password:**\nThe policy says it must be rotated.", None),
+        ("**Passwords**:\nhunter2x", None),
+    ],
+)
+def test_a_password_of_letters_alone_is_masked_by_its_place_or_shape_and_prose_stays(text, kept):
+    assert redact(text) == (text if kept is None else kept)

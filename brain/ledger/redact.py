@@ -1583,15 +1583,48 @@ def _mask_stated(match: re.Match[str]) -> str:
     # (_after_value), as "wifi password: Qwerty!" and "пароль для админки: Qwerty!" take it; after "is" it may
     # end a sentence ("the password is wrong!").
     bangs = len(word) - len(bare) - len(_after_value(word, bare))
-    judged = word[: len(bare) + bangs] if lead.rstrip().endswith(":") else bare
+    labelled = lead.rstrip().endswith(":")
+    judged = word[: len(bare) + bangs] if labelled else bare
     if (
         len(bare) < 4
         or _holds_no_secret("", bare)
         or _STATED_NAME.fullmatch(bare)
-        or not _STATED_WORD.fullmatch(judged)
+        or not (_STATED_WORD.fullmatch(judged) or _stated_letters(match, bare, labelled=labelled, bangs=bangs))
     ):
         return match.group(0)
     return f"{lead}{MASK}{_after_value(word, bare)}{words}"
+
+
+# Words that say what a password is like or where it is, not what it is, besides _POINTERS, _NOT_ONE_VALUE,
+# _STATED_PROSE and _DETERMINERS: "password for root: blank", "the password is Correct!".
+_VERDICTS = frozenset(
+    "correct right ok okay good bad weak strong fine blank unset nothing yes no below above here there"
+    " mandatory unchanged secret password passwords".split()
+)
+
+
+def _stated_letters(match: re.Match[str], bare: str, *, labelled: bool, bangs: int) -> bool:
+    """Whether a word of letters alone (no digit nor sign: _STATED_WORD) stated as a password is one by its
+    place or its shape: after a label that names what it opens ("password for root: Qwerty", as "password:
+    Qwerty" and the Russian "пароль для root: Qwerty" are masked), alone to its clause's end; after "is" or
+    "was", upper and lower case with a "!" after it, as a rule asking for three kinds of character is met
+    ("The password for the router is Qwerty!"). Words of prose stay: "password for root: required", "the
+    password is Wrong!", "… is on the sticker"."""
+    lowered = bare.lower()
+    if (
+        not bare.isalpha()
+        or lowered in _POINTERS
+        or lowered in _NOT_ONE_VALUE
+        or lowered in _STATED_PROSE
+        or lowered in _DETERMINERS
+        or lowered in _FIELD_NAMES
+        or lowered in _VERDICTS
+        or lowered.endswith(("ed", "ing", "ly"))
+    ):
+        return False
+    if labelled:
+        return match.group("for") is not None and _STATED_END.match(match.string, match.end("bare")) is not None
+    return bangs > 0 and not bare.islower() and not bare.isupper()
 
 
 def _after_value(word: str, bare: str) -> str:
@@ -2571,8 +2604,8 @@ def _yaml_block(text: str, name_start: int, value_start: int, *, escaped: bool) 
 # its value, if any, is on the lines below (_mask_next_line_values).
 def _key_alone(hint: str) -> str:
     return (
-        rf"(?m)^(?P<lead>[ \t]*(?:-[ \t]+)?)(?P<q>[\"']?)(?P<name>[\w.\-]{{0,60}}?{hint}[\w.\-]{{0,60}})(?P=q)"
-        r"[ \t]*:(?:[ \t]+[&!][^\s\"',;]*){0,2}[ \t]*(?:#[^\n]*)?(?=\r?\n)"
+        rf"(?m)^(?P<lead>[ \t]*(?:-[ \t]+)?)\*{{0,2}}(?P<q>[\"']?)(?P<name>[\w.\-]{{0,60}}?{hint}[\w.\-]{{0,60}})(?P=q)"
+        r"(?:\*{1,2}(?=[ \t]*:))?[ \t]*:(?:\*{1,2})?(?:[ \t]+[&!][^\s\"',;]*){0,2}[ \t]*(?:#[^\n]*)?(?=\r?\n)"
     )
 
 
@@ -2582,9 +2615,9 @@ def _key_alone(hint: str) -> str:
 # after it must be of the same depth (_mask_values_below).
 def _escaped_key_alone(hint: str) -> str:
     return (
-        r"(?:\\\\*n|\\\\*\"|\")(?P<lead>[ \t]*(?:-[ \t]+)?)(?P<q>(?:\\+[\"'])?)"
+        r"(?:\\\\*n|\\\\*\"|\")(?P<lead>[ \t]*(?:-[ \t]+)?)\*{0,2}(?P<q>(?:\\+[\"'])?)"
         rf"(?P<name>[\w.\-]{{0,60}}?{hint}[\w.\-]{{0,60}})(?P=q)"
-        r"[ \t]*:(?:[ \t]+[&!][^\s\"',;\\]*){0,2}[ \t]*(?:#[^\n\"]*?)?(?<!\\)(?=(?P<run>\\+)(?:r\\+)?n)"
+        r"(?:\*{1,2}(?=[ \t]*:))?[ \t]*:(?:\*{1,2})?(?:[ \t]+[&!][^\s\"',;\\]*){0,2}[ \t]*(?:#[^\n\"]*?)?(?<!\\)(?=(?P<run>\\+)(?:r\\+)?n)"
     )
 
 
@@ -2624,7 +2657,7 @@ def _mask_values_below(text: str, pattern: str, *, escaped: bool) -> str:
             continue
         depth = 0
         if escaped:
-            depth = _line_depth(text, key.start("name") - len(key.group("q")))
+            depth = _line_depth(text, key.end("lead"))
             if not depth or _depth_of_run(len(key.group("run"))) != depth:
                 continue  # "C:\\npassword:\n": a backslash and an "n" before it, a break after
         column = len(key.group("lead").expandtabs())
@@ -2660,6 +2693,15 @@ def _value_lines(
         flush = before is None and not found and len(lead.expandtabs()) == column
         if len(lead.expandtabs()) <= column and not flush:
             break  # (asked first: the next key's line, or prose's, is the most common, and costs no match)
+        if flush and content[:1] in "*`" and (marked := _MARKED_WORD.fullmatch(content)) is not None:
+            # Markdown's emphasis or code around a value pasted below its label ("Password:\n**hunter2**"): a
+            # YAML alias's "*" or a backtick starts no plain scalar, and the value stayed
+            value = marked.group("value")
+            if _holds_no_secret("", value) or _names_a_setting(value):
+                break
+            mark = "`" if marked.group("mark") == "`" else ""
+            found.append((start, start + marked.end("value") + len(marked.group("mark")), mark, mark))
+            break
         line = _SCALAR_LINE.fullmatch(content)
         if line is None or (flush and line.group("more")):
             break
@@ -2675,6 +2717,10 @@ def _value_lines(
             break
         found.append((start, start + line.end("value"), opening, closing))
     return found
+
+
+# One word in Markdown's emphasis or code on its line, a comment maybe after it: "**hunter2**", "`hunter2`".
+_MARKED_WORD = re.compile(r"(?P<mark>\*{1,3}|`)(?P<value>[^\s*`]{1,200})(?P=mark)(?:[ \t]+#.*)?[ \t]*")
 
 
 def _points_below(words: list[str]) -> bool:
