@@ -3330,3 +3330,41 @@ def test_a_question_after_an_unquoted_secret_survives_where_the_syntax_ends_the_
 )
 def test_a_password_of_letters_alone_is_masked_by_its_place_or_shape_and_prose_stays(text, kept):
     assert redact(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # Options before the variable's name shift its value: "--context production" was read as the name
+        # and its value, and the secret after them was kept.
+        (
+            "netlify env:set --context production API_TOKEN s3cretvalue",
+            "netlify env:set --context production API_TOKEN ***",
+        ),
+        ("netlify env:set -c dp STRIPE_SECRET_KEY sk9notakey1234", "netlify env:set -c dp STRIPE_SECRET_KEY ***"),
+        (
+            "netlify env:set --context production deploy-preview DB_PASSWORD 'correct horse'",
+            "netlify env:set --context production deploy-preview DB_PASSWORD '***'",
+        ),
+        (
+            "netlify env:set --context=production --scope functions runtime API_TOKEN abc123",
+            "netlify env:set --context=production --scope functions runtime API_TOKEN ***",
+        ),
+        (
+            "netlify env:set --context branch:staging SECRET x1y2z3 --force",
+            "netlify env:set --context branch:staging SECRET *** --force",
+        ),
+        ("netlify env:set --filter web --force API_TOKEN abc123", "netlify env:set --filter web --force API_TOKEN ***"),
+        (
+            "netlify env:set --context production WEBHOOK_URL https://x.example/abc --secret",
+            "netlify env:set --context production WEBHOOK_URL *** --secret",
+        ),
+        # A setting, a variable, a name of no secret stay, after options as without them.
+        ("netlify env:set --context production NODE_VERSION 18", None),
+        ("netlify env:set --context production KEY VALUE", None),
+        ("netlify env:set --context production API_TOKEN $API_TOKEN", None),
+        ("netlify env:set --context production --help", None),
+    ],
+)
+def test_what_netlify_env_set_stores_after_its_options_is_masked(text, kept):
+    assert redact(text) == (text if kept is None else kept)

@@ -201,6 +201,14 @@ _STDIN_READERS = (
     r"|\b(?:(?:npx|bunx|pnpm|yarn)[ \t]+)?wrangler[ \t]+secret[ \t]+put\b"
     r"|\bgcloud[ \t]+secrets[ \t]+(?:create|versions[ \t]+add)\b|\bvercel[ \t]+env[ \t]+add\b)"
 )
+# netlify env:set's options before the variable's name, which shift its value ("env:set --context production
+# KEY VALUE"): a context's and a scope's, each maybe several of the names they take, the filter's, the site's,
+# the auth token's, and the flags that take none (--secret, --force, --json, --debug).
+_NETLIFY_OPTIONS = (
+    r"(?:[ \t]+(?:(?:-c|--context)(?:=\S+|(?:[ \t]+(?:production|deploy-preview|branch-deploy|dev|all|prod|dp|branch:\S+))+)"
+    r"|(?:-s|--scope)(?:=\S+|(?:[ \t]+(?:builds|functions|runtime|post[-_]processing|any))+)"
+    r"|--(?:filter|site|auth)(?:=\S+|[ \t]+[^\s-]\S*)|--[a-z][\w-]*)){0,8}+"
+)
 # A key=value argument of vault: the key, then the value up to the next space.
 _VAULT_PAIR = rf"(?<=\s)(?!-)([\w.\-]+=)(?!@|-(?:\s|$)){_VALUE}"
 
@@ -696,8 +704,8 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     # netlify env:set NAME VALUE: a value whose name names a secret, as an assignment's is, or marked --secret.
     (
         ("env:set",),
-        rf"(netlify(?<![\w-]netlify)[ \t]+env:set[ \t]+(?P<name>[A-Za-z_][\w.-]*)[ \t]+)(?![-$])(?P<value>{_VALUE})"
-        r"(?P<rest>[^\n;&|]{0,400})",
+        rf"(netlify(?<![\w-]netlify)[ \t]+env:set(?P<options>{_NETLIFY_OPTIONS})[ \t]+(?P<name>[A-Za-z_][\w.-]*)[ \t]+)"
+        rf"(?![-$])(?P<value>{_VALUE})(?P<rest>[^\n;&|]{{0,400}})",
         "netlify",
     ),
     # aws configure set aws_secret_access_key VALUE (no "=", so the rule below misses it)
@@ -1233,7 +1241,8 @@ def _mask_httpie_auth(match: re.Match[str]) -> str:
 
 def _mask_netlify_env(match: re.Match[str]) -> str:
     """netlify env:set's value, where its name names a secret or --secret follows."""
-    if not _secret_name(match.group("name")) and re.search(r"(?<!\S)--secret\b", match.group("rest")) is None:
+    marked = f"{match.group('options')} {match.group('rest')}"
+    if not _secret_name(match.group("name")) and re.search(r"(?<!\S)--secret\b", marked) is None:
         return match.group(0)
     opening, bare, closing = _unquote(match.group("value"))
     if not bare or bare.startswith((MASK, "$")):
