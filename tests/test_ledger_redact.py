@@ -2293,6 +2293,13 @@ def test_the_rules_run_are_those_a_trigger_of_which_occurs():
         "",
         # More finds of one rare character than are read: the words of the others are asked in turn.
         *("hf_ " * 100 + trigger for trigger in triggers),
+        # Long texts, where a trigger is looked for where its word stands: at the start, at the end, its word
+        # many times before it, a trigger cut short (absent).
+        *(trigger + "z" * 1200 for trigger in triggers),
+        *("z" * 1200 + trigger for trigger in triggers),
+        *((trigger[:-1] + " ") * 12 + trigger + "z" * 1200 for trigger in triggers),
+        *("z" * 1200 + trigger[:-1] for trigger in triggers),
+        *(" ".join(triggers[i : i + 9]) + "z" * 1200 for i in range(0, len(triggers), 9)),
     ]
     for lowered in texts:
         assert masker._rules_to_run(lowered) == each_asked(lowered), lowered

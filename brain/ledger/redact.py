@@ -2986,9 +2986,10 @@ _TRIGGER_WORDS = (
 )
 
 
-def _trigger_groups() -> tuple[tuple[str, tuple[tuple[str, frozenset[int]], ...]], ...]:
+def _trigger_groups() -> tuple[tuple[str, tuple[tuple[str, int, frozenset[int]], ...]], ...]:
     """The rules' triggers by the first of _TRIGGER_WORDS each holds (or itself alone): (the word, ((a
-    trigger, the indexes in _RULES of the rules it runs), …)), each trigger once."""
+    trigger, where the word stands in it or -1 where it is the word, the indexes in _RULES of the rules it
+    runs), …)), each trigger once."""
     rules_of: dict[str, set[int]] = {}
     for i, (triggers, _, _) in enumerate(_RULES):
         for trigger in triggers:
@@ -2997,7 +2998,11 @@ def _trigger_groups() -> tuple[tuple[str, tuple[tuple[str, frozenset[int]], ...]
     for trigger, rules in rules_of.items():
         word = next((w for w in _TRIGGER_WORDS if w in trigger), trigger)
         groups.setdefault(word, []).append((trigger, frozenset(rules)))
-    return tuple((word, tuple(members)) for word, members in groups.items())
+    return tuple(
+        # a trigger that is its group's word alone (offset -1) is found with it
+        (word, tuple((trigger, -1 if trigger == word else trigger.index(word), rules) for trigger, rules in members))
+        for word, members in groups.items()
+    )
 
 
 _TRIGGER_GROUPS = _trigger_groups()
@@ -3010,7 +3015,7 @@ _TRIGGER_GROUPS = _trigger_groups()
 _RARE_CHARACTERS = "~<'=zqj>789648x53_201k/v.w:byfg\"-"
 # Words most texts hold: asked in turn, each found near the start (a regex would stop at every one).
 _FREQUENT_WORDS = frozenset((":", "</", "code", "gh", "gl", "key", "pin", "sig", "sk", "token", "value"))
-_Group = tuple[str, tuple[tuple[str, frozenset[int]], ...]]
+_Group = tuple[str, tuple[tuple[str, int, frozenset[int]], ...]]
 
 
 def _rank(character: str) -> int:
@@ -3066,12 +3071,38 @@ def _rules_to_run(lowered: str) -> list[int]:
             if len(seen) == len(_ANCHORED_GROUPS):
                 break
     found: set[int] = set()
+    long = len(lowered) > _LONG_TEXT
     for word, members in groups:
-        if word in lowered:
-            for trigger, rules in members:
+        if word not in lowered:
+            continue
+        if not long:
+            for trigger, _, rules in members:
                 if trigger in lowered:
                     found |= rules
+            continue
+        # In a long text each trigger is looked for where its word stands (a few places), not in the whole text
+        # again: the 62 triggers that hold "pass" were 62 scans of any text with a "pass" in it
+        at = lowered.find(word)
+        ats = [at]
+        while len(ats) <= _MOST_AT and (at := lowered.find(word, at + 1)) >= 0:
+            ats.append(at)
+        many = len(ats) > _MOST_AT
+        for trigger, offset, rules in members:
+            if rules <= found:
+                continue  # its rules run already (most of "pass"'s run one rule, _STATED's)
+            if offset < 0 or (
+                trigger in lowered
+                if many
+                else any(lowered.startswith(trigger, at - offset) for at in ats if at >= offset)
+            ):
+                found |= rules
     return sorted(found)
+
+
+# The places of a group's word read at most before its triggers are looked for in the whole text instead, and
+# the length of a text from which they are read (in a shorter one, a scan per trigger costs less).
+_MOST_AT = 8
+_LONG_TEXT = 1000
 
 
 def redact(text: str) -> str:
