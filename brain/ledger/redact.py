@@ -21,9 +21,10 @@ a name (``key=value``, ``key: value``, ``"key": "value"``, ``--password x``, ``*
 scalar ``key: |`` with the lines indented under it, a YAML value on the lines below its
 ``key:``, both in a file held as a JSON string too, or as JSON in one (escaped twice); a value of
 several words on a YAML, INI or .env line (``password: correct horse``, ``secret = a b``,
-``PASSWORD=a b`` unless a command follows: ``PASSWORD=x make test``; see
+``PASSWORD=a b`` unless a command or a question follows: ``PASSWORD=x make test``, ``PASSWORD=x what did
+we decide``, _asks_after; see
 _is_one_value for words of prose), on the lines below its key or going on over them
-(``password:\\n  correct horse``, ``password: correct\\n  horse``, a quoted value over lines), after a
+(``password:\\n  correct horse``, ``password: correct\\n  horse``, a quoted value over lines, ``Password:\\n**x**``), after a
 YAML anchor or tag (``secret: &pw !!str x``) but for a tag naming a secret kept elsewhere
 (``!secret name``, ``!env_var``, ``!Ref``: _REFERENCE_TAGS), a shell's single-quoted value with a
 quote in it (``'it'\\''s'``); a password stated in prose, after a ``:`` (``the wifi password: correct
@@ -59,7 +60,7 @@ value in an argument list (``["--password", "x"]``), ``setx NAME x``, ``{"pass":
 a passphrase after "is", a dash or its name alone, up to a clause's end (``the passphrase correct horse
 battery staple``, ``… staple and the user is bob``), a secret named "secret" (``the secret is …``),
 ``use x as the password``, recovery codes, a seed phrase, Russian's ``пароль — синий кит плывёт``,
-``кодовое слово: …``; a password named for what it opens then ``:`` (``password for root: x``), in brackets,
+``кодовое слово: …``; a password named for what it opens then ``:`` (``password for root: x``, letters alone too: _stated_letters), in brackets,
 in apposition or after a question (``the password (x)``, ``the admin password, x,`` or ``x.``, ``password? x``), after
 its user (``creds: bob / x``, ``the admin login is admin/x``, ``Учётка: admin / x``), a security answer, a shell's default (``${DB_PASSWORD:-x}``: the brace
 stays), a list of one (``password: ['x']``), R's ``password <- "x"``; in Russian, two words after a
