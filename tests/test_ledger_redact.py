@@ -3375,3 +3375,27 @@ def test_a_password_of_letters_alone_is_masked_by_its_place_or_shape_and_prose_s
 )
 def test_what_netlify_env_set_stores_after_its_options_is_masked(text, kept):
     assert redact(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A label naming what the password opens in Markdown's emphasis, or its value on the line below it:
+        # each was kept, with a digit and a sign in it too.
+        ("**Password for admin:** x9Qw!ab", "**Password for admin:** ***"),
+        ("**Password for admin:** Qwerty", "**Password for admin:** ***"),
+        ("**Password for root:**\nx9Qw!ab", "**Password for root:**\n***"),
+        ("Password for root:\nQwerty\nuser: bob", "Password for root:\n***\nuser: bob"),
+        ('{"t": "Password for root:\\nQwerty\\nx"}', '{"t": "Password for root:\\n***\\nx"}'),
+        # Prose there stays.
+        ("**Password for the NAS:** see the wiki", None),
+        ("**Password for admin:** required", None),
+        ("Reset the password for bob:\nClick the link below.", None),
+        ("The password for the account:\nRequired", None),
+        ("password for each user:\nThe rules are strict", None),
+        ("## Password for the server:\n\nUse ssh keys", None),
+        ("password for root:\n- item", None),
+    ],
+)
+def test_a_password_after_an_emphasised_label_or_below_it_is_masked(text, kept):
+    assert redact(text) == (text if kept is None else kept)

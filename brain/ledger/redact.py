@@ -305,13 +305,13 @@ _STATED_TRIGGERS = (
 _STATED = (
     r"((?:[Pp](?i:ass(?:word(?P<for>[ \t]+(?:for|to|of|on)(?:[ \t]+[^\s:=\"'`,;.]{1,40}){1,3}?)?"
     r"(?:(?P<set>(?:[ \t]+(?:has|have|had)[ \t]+been|[ \t]+(?:is|was|got))?[ \t]+(?:changed|set|reset|updated)[ \t]+to)"
-    r"|[ \t]+(?:is|was)(?:[ \t]+now)?|[ \t]+(?:[—–-]|->|→)(?=[ \t])|(?P<to>[ \t]+to)|(?(for)(?=[ \t]*:[ \t])|(?!)))"
+    r"|[ \t]+(?:is|was)(?:[ \t]+now)?|[ \t]+(?:[—–-]|->|→)(?=[ \t])|(?P<to>[ \t]+to)|(?(for)(?=[ \t]*:\*{0,2}(?:[ \t]|\r?\n|\\n))|(?!)))"
     r"|(?:phrase|code)[ \t]+is|[ \t]+phrase(?:[ \t]+is|(?=[ \t]*:))))"
     r"|[Ss](?i:ecret(?:[ _-]key|[ \t]+phrase)?[ \t]+(?:is|was)|ecret[ \t]+(?:key|phrase)(?=[ \t]*:))"
     r"|[Aa](?i:(?:pi|ccess|uth)[ _-]?(?:token|key)[ \t]+(?:is|was)|(?:pi|ccess|uth)[ \t]+(?:token|key)(?=[ \t]*:))"
     r"|[Bb](?i:ot[ _-]?token[ \t]+(?:is|was))|(?P<tok>[Tt](?i:oken[ \t]+(?:is|was)))"
     r"|(?P<answer>[Ss](?i:ecurity[ \t]+answer[ \t]+(?:is|was))))"
-    r"(?:[ \t]*:[ \t]*(?:\r?\n|\\n)[ \t]*|(?:[ \t]*:)?[ \t]+)"
+    r"(?:[ \t]*:\*{0,2}[ \t]*(?:\r?\n|\\n)[ \t]*|(?:[ \t]*:\*{0,2})?[ \t]+)"  # "**Password for root:** x": Markdown's
     r"|(?P<pin>(?:[Pp](?i:in(?:[ \t-]?(?:code|код))?)|[Пп](?i:ин(?:[ \t-]?код)?))"
     r"(?:[ \t]+(?:(?i:от|для|к)[ \t]+)?[а-яёА-ЯЁ]{2,40}(?:[ \t]+[а-яёА-ЯЁ]{2,40})?"  # whose, in Russian: "ПИН карты"
     r"|[ \t]+(?i:for|of)(?:[ \t]+[A-Za-z]{1,40}){1,3}?)?"  # what for, in English: "PIN for the card"
@@ -1593,7 +1593,7 @@ def _mask_stated(match: re.Match[str]) -> str:
     # (_after_value), as "wifi password: Qwerty!" and "пароль для админки: Qwerty!" take it; after "is" it may
     # end a sentence ("the password is wrong!").
     bangs = len(word) - len(bare) - len(_after_value(word, bare))
-    labelled = lead.rstrip().endswith(":")
+    labelled = _LABEL_END.search(lead) is not None
     judged = word[: len(bare) + bangs] if labelled else bare
     if (
         len(bare) < 4
@@ -1603,6 +1603,11 @@ def _mask_stated(match: re.Match[str]) -> str:
     ):
         return match.group(0)
     return f"{lead}{MASK}{_after_value(word, bare)}{words}"
+
+
+# A label's colon ending a stated secret's lead, maybe in Markdown's emphasis ("**Password for root:**"), maybe
+# before a line break, escaped in JSON text too: its value follows.
+_LABEL_END = re.compile(r":\*{0,2}[ \t]*(?:\r?\n|\\+n)?[ \t]*\Z")
 
 
 # Words that say what a password is like or where it is, not what it is, besides _POINTERS, _NOT_ONE_VALUE,
