@@ -3362,6 +3362,11 @@ def test_a_password_of_letters_alone_is_masked_by_its_place_or_shape_and_prose_s
             "netlify env:set --context branch:staging SECRET *** --force",
         ),
         ("netlify env:set --filter web --force API_TOKEN abc123", "netlify env:set --filter web --force API_TOKEN ***"),
+        # A context of another name (a branch's) than those netlify knows.
+        (
+            "netlify env:set --context staging API_TOKEN s3cretvalue",
+            "netlify env:set --context staging API_TOKEN ***",
+        ),
         (
             "netlify env:set --context production WEBHOOK_URL https://x.example/abc --secret",
             "netlify env:set --context production WEBHOOK_URL *** --secret",

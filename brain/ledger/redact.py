@@ -203,11 +203,11 @@ _STDIN_READERS = (
     r"|\bgcloud[ \t]+secrets[ \t]+(?:create|versions[ \t]+add)\b|\bvercel[ \t]+env[ \t]+add\b)"
 )
 # netlify env:set's options before the variable's name, which shift its value ("env:set --context production
-# KEY VALUE"): a context's and a scope's, each maybe several of the names they take, the filter's, the site's,
+# KEY VALUE"): a context's and a scope's (a word, then maybe more of the names they take), the filter's, the site's,
 # the auth token's, and the flags that take none (--secret, --force, --json, --debug).
 _NETLIFY_OPTIONS = (
-    r"(?:[ \t]+(?:(?:-c|--context)(?:=\S+|(?:[ \t]+(?:production|deploy-preview|branch-deploy|dev|all|prod|dp|branch:\S+))+)"
-    r"|(?:-s|--scope)(?:=\S+|(?:[ \t]+(?:builds|functions|runtime|post[-_]processing|any))+)"
+    r"(?:[ \t]+(?:(?:-c|--context)(?:=\S+|[ \t]+[^\s-]\S*(?:[ \t]+(?:production|deploy-preview|branch-deploy|dev|all|prod|dp|branch:\S+))*)"
+    r"|(?:-s|--scope)(?:=\S+|[ \t]+[^\s-]\S*(?:[ \t]+(?:builds|functions|runtime|post[-_]processing|any))*)"
     r"|--(?:filter|site|auth)(?:=\S+|[ \t]+[^\s-]\S*)|--[a-z][\w-]*)){0,8}+"
 )
 # A key=value argument of vault: the key, then the value up to the next space.
