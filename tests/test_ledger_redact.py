@@ -3264,6 +3264,8 @@ def test_a_trailing_exclamation_mark_is_masked_with_the_password(text, kept):
         # to its end; a label and a colon, or an INI's " = ", which may hold spaces.
         ("PASSWORD=correct horse battery staple", "horse battery staple", "PASSWORD=***"),
         ("PASSWORD=the quick fox", "quick fox", "PASSWORD=***"),
+        ("PASSWORD=correct horse battery staple?", "horse battery staple", "PASSWORD=***"),
+        ("password=hunter2 ok?", "hunter2", "password=***"),
         ("HOST=db\nDB_PASSWORD=hunter2 what is this\nX=1", "what is this", "HOST=db\nDB_PASSWORD=***\nX=1"),
         ("# db\nDB_PASSWORD=hunter2 what is this", "what is this", "# db\nDB_PASSWORD=***"),
         ("DB_PASSWORD=hunter2 what is this\nHOST=x", "what is this", "DB_PASSWORD=***\nHOST=x"),

@@ -2126,7 +2126,8 @@ _SETTINGS_LINE = re.compile(r"[ \t]*(?:export[ \t]+)?(?:[A-Za-z_][\w.]*=|#)")
 
 def _asks_after(text: str, name_start: int, value_end: int, fences: _Fences) -> bool:
     """Whether the words after an unquoted ``NAME=x`` starting its line (its first word ending at ``value_end``)
-    are a question or a request put to an agent ("password=x what did we decide about postgres", "… the db?")
+    are a question or a request put to an agent ("password=x what did we decide about postgres", "… the db?": a
+    question's mark after words of prose)
     rather than the rest of a .env file's value. In a shell's syntax and a query string's an unquoted value ends
     at a blank; python-dotenv and ``docker --env-file`` read one to its line's end, so the words are the
     value's where the line is a settings file's: in a settings code block (```env), or with another
@@ -2137,8 +2138,10 @@ def _asks_after(text: str, name_start: int, value_end: int, fences: _Fences) -> 
         return False
     line_end = _LINE_END.search(text, value_end)
     end = line_end.start() if line_end else len(text)
-    if not (words.group(1).lower() in _ASKING or text[value_end:end].rstrip().endswith("?")):
-        return False
+    if words.group(1).lower() not in _ASKING:
+        rest = text[value_end:end].rstrip()
+        if not rest.endswith("?") or _is_passphrase(rest.rstrip("?").split(), least=1):
+            return False  # a question's mark after words a passphrase may be ("correct horse battery staple?")
     fence = fences.last_before(name_start)
     if fence >= 0 and (info := _FENCE.match(text, fence)) is not None and info.group(1).lower() in _SETTINGS_FENCES:
         return False
