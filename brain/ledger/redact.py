@@ -2126,10 +2126,9 @@ _SETTINGS_LINE = re.compile(r"[ \t]*(?:export[ \t]+)?(?:[A-Za-z_][\w.]*=|#)")
 
 def _asks_after(text: str, name_start: int, value_end: int, fences: _Fences) -> bool:
     """Whether the words after an unquoted ``NAME=x`` starting its line (its first word ending at ``value_end``)
-    are a question or a request put to an agent ("password=x what did we decide about postgres", "… the db?": a
-    question's mark after words of prose)
-    rather than the rest of a .env file's value. In a shell's syntax and a query string's an unquoted value ends
-    at a blank; python-dotenv and ``docker --env-file`` read one to its line's end, so the words are the
+    are a question or a request put to an agent ("password=x what did we decide about postgres"; "… the db?", a
+    question's mark after words of prose) rather than the rest of a .env file's value. In a shell's syntax and a
+    query string's an unquoted value ends at a blank; python-dotenv and ``docker --env-file`` read one to its line's end, so the words are the
     value's where the line is a settings file's: in a settings code block (```env), or with another
     ``NAME=y``, an ``export`` or a comment on the line above or below it. A question's words masked with a
     password lost a prompt's recall; a passphrase's words ("correct horse battery staple") stay masked."""
@@ -2715,7 +2714,7 @@ def _value_lines(
             # Markdown's emphasis or code around a value pasted below its label ("Password:\n**hunter2**"): a
             # YAML alias's "*" or a backtick starts no plain scalar, and the value stayed
             value = marked.group("value")
-            if _holds_no_secret("", value) or _names_a_setting(value):
+            if _holds_no_secret("", value):
                 break
             mark = "`" if marked.group("mark") == "`" else ""
             found.append((start, start + marked.end("value") + len(marked.group("mark")), mark, mark))
@@ -3102,7 +3101,7 @@ def _rules_to_run(lowered: str) -> list[int]:
             if offset < 0 or (
                 trigger in lowered
                 if many
-                else any(lowered.startswith(trigger, at - offset) for at in ats if at >= offset)
+                else any(lowered.startswith(trigger, place - offset) for place in ats if place >= offset)
             ):
                 found |= rules
     return sorted(found)
