@@ -24,6 +24,7 @@ from index_helpers import CheapEmbedder, environ, index_into, search_while_writi
 
 from brain.index import fts_pruning
 from brain.index.files import INDEX_FILE
+from brain.index.fts_search import FtsSearch
 from brain.index.store import IndexStore
 
 COMMON = "amber basil cedar delta ember fjord garnet harbor".split()
@@ -304,19 +305,19 @@ def test_a_chunk_re_titled_between_two_branches_is_kept_once(pruned_index, tmp_p
         writer.replace_chunks(note, [(0, "part", "basil cedar", bytes(16 * 4))])
         writer.conn.execute("UPDATE notes SET title = 'amber' WHERE id = ?", (note,))
     (chunk,) = [r[0] for r in store.conn.execute("SELECT id FROM chunks WHERE note_id = ?", (note,))]
-    real = IndexStore._at_once
+    real = FtsSearch._at_once
 
-    def retitled_between(self, work):
-        first = real(self, work[:1])
+    def retitled_between(self, store, work):
+        first = real(self, store, work[:1])
         with writer.transaction():
             writer.conn.execute("UPDATE notes SET title = 'plain' WHERE id = ?", (note,))
-        rest = real(self, work[1:])
+        rest = real(self, store, work[1:])
         return None if first is None or rest is None else first + rest
 
-    monkeypatch.setattr(IndexStore, "_at_once", retitled_between)
+    monkeypatch.setattr(FtsSearch, "_at_once", retitled_between)
     try:
         branches = fts_pruning.branches(["amber", "basil", "cedar"], set())
-        hits = store._search_branches(branches, WEIGHTS[0], 10_000)
+        hits = store._fts._search_branches(store, branches, WEIGHTS[0], 10_000)
         ids = [c for c, _ in hits]
         assert chunk in ids and len(ids) == len(set(ids))
     finally:

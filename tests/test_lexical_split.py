@@ -9,19 +9,21 @@ connection or thread behind when the store closes.
 
 from __future__ import annotations
 
+import gc
 import itertools
 import logging
 import random
 import shutil
 import sqlite3
 import threading
+import weakref
 from pathlib import Path
 
 import pytest
 from conftest import write
 from index_helpers import CheapEmbedder, index_into, search_while_writing, writer_racing
 
-from brain.index import fts_pruning
+from brain.index import fts_pruning, fts_search
 from brain.index.files import INDEX_FILE
 from brain.index.store import IndexStore
 from brain.recall.opening import open_snapshot
@@ -99,14 +101,13 @@ def _fts_threads() -> list[threading.Thread]:
 
 
 class Traced:
-    """Every reader connection the store opens, with the statements each runs."""
+    """Every reader connection the store opens (each made read-only by ``fts_search.query_only``),
+    with the statements each runs."""
 
     def __init__(self, monkeypatch):
-        import brain.index.store as store_module
-
         self.readers: list[sqlite3.Connection] = []
         self.statements: list[str] = []
-        original = store_module._reader
+        original = fts_search.query_only
 
         def traced(conn: sqlite3.Connection) -> sqlite3.Connection:
             conn = original(conn)
@@ -114,7 +115,7 @@ class Traced:
             self.readers.append(conn)
             return conn
 
-        monkeypatch.setattr(store_module, "_reader", traced)
+        monkeypatch.setattr(fts_search, "query_only", traced)
 
     def parts(self) -> list[str]:
         return [s for s in self.statements if "rowid >" in s and "bm25" in s]
@@ -338,11 +339,9 @@ def test_a_server_s_snapshot_recalls_in_parts_what_it_recalls_in_one_statement(s
 
 def test_a_snapshot_that_cannot_pin_its_readers_searches_in_one_statement(index, split, monkeypatch, caplog):
     """A writer committing while the readers are pinned, every time (data_version moves)."""
-    import brain.index.store as store_module
-
     traced = Traced(monkeypatch)
     versions = iter(range(1_000))
-    monkeypatch.setattr(store_module, "_data_version", lambda conn: next(versions))
+    monkeypatch.setattr(fts_search, "data_version", lambda conn: next(versions))
     with caplog.at_level(logging.INFO, logger="brain"):
         snapshot = IndexStore.open_snapshot(index, split_searches=True)
     try:
@@ -407,6 +406,26 @@ def test_an_error_in_the_search_itself_is_raised_as_before(built, split):
         assert store.fts_search('"amber"', WEIGHTS, 10) == _one_statement(store, '"amber"', limit=10)
     finally:
         store.close()
+
+
+def test_a_store_with_no_readers_is_freed_as_soon_as_it_is_dropped(index, split):
+    """Its BM25 searches hold it in no reference cycle: it goes, with what its cache holds (a
+    postings base's open file), when the last reference does, not at a run of the cycle
+    collector, which may be far off (a process that searched ten indexes held ten files)."""
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        snapshot = IndexStore.open_snapshot(index)  # opened to look: no readers
+        expression = '"amber" OR "fjord"'
+        assert snapshot.fts_search(expression, WEIGHTS, 300) == _one_statement(snapshot, expression)
+        gone = weakref.ref(snapshot)
+        snapshot.close()
+        del snapshot
+        assert gone() is None
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _closed(conn: sqlite3.Connection) -> bool:

@@ -1139,7 +1139,7 @@ def test_the_index_wal_does_not_grow_with_every_edit(toy_vault, monkeypatch, spl
             assert _top(daemon, f"okapi procedure edit {i}")  # after the swap's old snapshot is closed
             sizes.append(wal.stat().st_size if wal.exists() else 0)
         assert _top(daemon, "okapi procedure")["path"] == "Churn.md"
-        assert daemon.service._snapshot.recaller.store._readers.pinned is split
+        assert daemon.service._snapshot.recaller.store._fts.pinned is split
     assert max(sizes[-4:]) <= max(sizes[:4]), sizes
 
 

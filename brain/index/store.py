@@ -15,7 +15,6 @@ import hashlib
 import json
 import logging
 import os
-import re
 import secrets
 import sqlite3
 import time
@@ -23,8 +22,6 @@ import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from functools import partial
-from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -36,10 +33,10 @@ from ..errors import (
 from ..file_state import file_size_limit_met
 from ..links import alias_key, key_stem, link_stem, note_keys
 from ..migrations import connect, has_table
-from . import fts_pruning, scan_snapshot
+from . import scan_snapshot
 from .connections import file_identity, open_read_only, open_unswapped, read_header
 from .files import INDEX_FILE
-from .fts_pruning import Pruning
+from .fts_search import FtsSearch
 from .health import (
     DERIVED_TABLES,
     HISTORY_TABLES,
@@ -56,7 +53,6 @@ from .health import (
     refuse_emptied,
 )
 from .query_reads import QueryReads
-from .readers import OPEN_FAILURES, ReaderFailed, ReaderPool
 from .scan_snapshot import Snapshot
 from .schema import (
     DEFAULT_FTS_TOKENIZER,
@@ -227,7 +223,7 @@ class IndexStore:
         """``identity``: of the file ``conn`` opened (``open_unswapped``'s), None for none: not a
         stat made now, which a rebuild's swap since the open gave the new file's (``still_at_its_path``).
         ``reader`` opens another connection to the database as this one's (for a large BM25
-        search in parts, ``fts_search``); None: searches are never split."""
+        search in parts, ``fts_search``: ``FtsSearch``); None: searches are never split."""
         self.conn = conn
         self.directory = directory
         self.readonly = readonly
@@ -238,9 +234,7 @@ class IndexStore:
         self._cache: dict[str, object] = {}  # what recall reads often and changes rarely
         self._cache_key: tuple[int, int] | None = None
         self._written_once: set[str] | None = None  # in a ``transaction``: meta keys written once in it
-        self._reader = reader
-        self._readers = ReaderPool(self._open_reader if reader else None, lambda: config.lexical_threads() - 1)
-        self._split_at: int | None = None  # BRAIN_LEXICAL_SPLIT_MATCHES, read when first needed
+        self._fts = FtsSearch(self, reader)  # the BM25 searches and their readers
         self._query_reads: QueryReads[ChunkRow] | None = None  # inside ``one_query``
         # the migrations recorded when ``open`` upgraded it: one more recorded since is a newer
         # brain's upgrade under this open store (a server that outlived an upgrade)
@@ -255,7 +249,7 @@ class IndexStore:
         self._identity = other._identity
         self._cache, self._cache_key = {}, None
         self._written_once = None
-        self._reader, self._readers, self._split_at = other._reader, other._readers, other._split_at
+        self._fts = other._fts
         self._query_reads = None
 
     @contextmanager
@@ -363,7 +357,7 @@ class IndexStore:
             conn,
             directory,
             identity=identity,
-            reader=lambda: _reader(connect(str(path), check_same_thread=False)),
+            reader=lambda: connect(str(path), check_same_thread=False),
         )
         store.recorded_again = recorded_again  # the record of the migrations, lost: `--repair` says so
         store._migrations_seen = migrations_seen
@@ -398,9 +392,7 @@ class IndexStore:
                 f"the index {path} was made by an older brain and must be upgraded, which needs "
                 f"write access to {directory}: run `brain index` once where it is writable"
             )
-        reader = lambda: _reader(
-            sqlite3.connect(uri, uri=True, isolation_level=None, timeout=5, check_same_thread=False)
-        )
+        reader = lambda: sqlite3.connect(uri, uri=True, isolation_level=None, timeout=5, check_same_thread=False)
         return cls(conn, directory, identity=identity, readonly=True, reader=reader, why_readonly=why)
 
     @classmethod
@@ -422,11 +414,11 @@ class IndexStore:
 
         ``split_searches`` (a snapshot that answers queries): on an index large enough to split
         BM25 searches, open the readers that run the parts now, each pinned to the same state
-        (``_pin_readers``); a snapshot opened only to look at the index leaves them closed.
+        (``FtsSearch.pin``); a snapshot opened only to look at the index leaves them closed.
         """
         path = directory / INDEX_FILE
         refuse_emptied(path)
-        reader = (lambda: _reader(connect(str(path), check_same_thread=False))) if split_searches else None
+        reader = (lambda: connect(str(path), check_same_thread=False)) if split_searches else None
         # The file and its WAL one index's across a rebuild's swap (``open_unswapped``); on the
         # last try the snapshot is kept and says it was replaced (``still_at_its_path``).
         waiting = _waiting_for(path)
@@ -440,7 +432,7 @@ class IndexStore:
         store = cls(conn, directory, identity=identity, reader=reader)
         try:
             if split_searches:
-                store._pin_readers()
+                store._fts.pin(store)
         except BaseException:
             store.close()
             raise
@@ -454,48 +446,10 @@ class IndexStore:
         state committed now. The caller makes sure that state is the one they held (no commit
         since, and none can come: it holds the write lock): a server folding the WAL in
         (``server.service.fold_wal``), which no reader may keep a place in."""
-        readers = self._readers.connections() if self._readers.pinned else None
-        for conn in [self.conn, *(readers or [])]:
+        for conn in [self.conn, *self._fts.pinned_readers()]:
             conn.execute("ROLLBACK")
             conn.execute("BEGIN")
             conn.execute("SELECT count(*) FROM meta").fetchone()  # the transaction starts at its first read
-
-    def _pin_readers(self) -> None:
-        """Open this snapshot's BM25 readers, each in a read transaction on this one's state;
-        or close them when this index is too small to split a search or the state cannot be
-        pinned (one statement then, as always before).
-
-        SQLite gives no way to start a connection at another's state, only to tell whether a
-        commit came between two of its reads (``data_version``). So: each reader reads it; this
-        connection's snapshot starts again; each reader's snapshot starts and reads it again.
-        Unchanged everywhere: no commit came between, and all read the same state. A writer
-        committing meanwhile: try again, twice, then give up for this snapshot.
-        """
-        readers = self._readers
-        self._split_at = config.lexical_split_matches()
-        if not readers.usable or self.fts_row_count() < self._split_at:
-            readers.close()
-            return
-        for _ in range(3):
-            try:
-                conns = readers.connections()
-            except OPEN_FAILURES as exc:
-                log.warning("BM25 searches of this snapshot run in one statement (%s)", exc)
-                return
-            assert conns is not None
-            before = [_data_version(c) for c in conns]
-            self.conn.execute("ROLLBACK")
-            self._begin_snapshot()
-            for c in conns:
-                c.execute("BEGIN")
-                c.execute("SELECT count(*) FROM meta").fetchone()
-            if [_data_version(c) for c in conns] == before:
-                readers.pinned = True
-                return
-            for c in conns:
-                c.execute("ROLLBACK")
-        log.info("the index kept changing while this snapshot opened: its BM25 searches run in one statement")
-        readers.close()
 
     @staticmethod
     def note_count_at(directory: Path) -> int | None:
@@ -542,7 +496,7 @@ class IndexStore:
             return {"damaged": True}
 
     def close(self) -> None:
-        self._readers.close()
+        self._fts.close()
         self.conn.close()
 
     def __enter__(self: _Store) -> _Store:
@@ -550,16 +504,6 @@ class IndexStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def _open_reader(self) -> sqlite3.Connection:
-        """Another connection to this store's database (``reader``), or OPEN_FAILURES: only
-        while the file at the path is still the one this store opened (``--rebuild`` swaps)."""
-        assert self._reader is not None
-        conn = self._reader()
-        if not self.still_at_its_path():
-            conn.close()
-            raise sqlite3.DatabaseError(f"{self.directory / INDEX_FILE} was replaced since this index was opened")
-        return conn
 
     def still_at_its_path(self) -> bool:
         """False once another database took this one's place (``--rebuild`` swapped one in)."""
@@ -1510,209 +1454,21 @@ class IndexStore:
 
     def fts_search(self, expression: str, weights: Sequence[float], limit: int) -> list[tuple[int, float]]:
         """(chunk id, BM25 score, higher is better) for an FTS5 MATCH expression, best first;
-        equal scores by chunk id.
-
-        ``weights`` are the bm25() column weights: title, heading, text. The FTS table alone,
-        nothing joined before the limit. (FTS5's own ``ORDER BY rank`` sorts every match in a
-        nested query: slower here, 0.92 s against 0.55 s at 110,000 matches on SQLite 3.40.)
-
-        bm25() scores every match (~0.7 µs each), so a search of the lexical lane's form (``"a"
-        OR "b" OR …``) that may match many chunks first asks for the chunks that can be among the
-        best (two of its words, or a rare one alone: ``fts_pruning``) and keeps that answer when
-        its last hit outscores every chunk left out; and a search is split into rowid ranges
-        searched at once, on this connection and the readers' (``_split_search``). Either way:
-        the same rows, the same scores, in the same order.
-        """
-        hits = self._postings_search(expression, weights, limit)
-        if hits is not None:
-            return hits
-        narrower = self._pruning(expression, weights, limit)
-        if narrower is not None:
-            hits = self._search_branches(narrower.branches, weights, limit)
-            if hits is not None and len(hits) >= limit and hits[limit - 1][1] > narrower.bound:
-                log.debug("BM25 search narrowed: %d hits, the last above %.3f", len(hits), narrower.bound)
-                return hits
-            log.debug("BM25 search not narrowed: the last hit not above %.3f", narrower.bound)
-        return self._search(expression, weights, limit)
-
-    def _postings_search(self, expression: str, weights: Sequence[float], limit: int) -> list[tuple[int, float]] | None:
-        """``fts_search`` from the lexical postings (``postings.py``: the same hits and scores,
-        without bm25()'s cost a matched row) for a search of the lexical lane's form on an index
-        of BRAIN_LEXICAL_POSTINGS chunks or more; None where FTS5 must answer."""
-        terms = _expression_terms(expression)
-        if not terms or expression != " OR ".join(map(fts_pruning.quote, terms)) or not self._postings_on():
-            return None
-        from . import postings
-
-        return postings.search(self, terms, weights, limit)
+        equal scores by chunk id; ``weights`` are the bm25() column weights: title, heading,
+        text. From the postings, narrowed, in one statement or in parts on the readers, the same
+        answer (``FtsSearch.search``)."""
+        return self._fts.search(self, expression, weights, limit)
 
     def _postings_on(self) -> bool:
         """Whether the lexical postings may answer: BRAIN_LEXICAL_POSTINGS chunks or more."""
         minimum = config.lexical_postings_min_chunks()
         return minimum is not None and self.fts_row_count() >= minimum
 
-    def _search_branches(
-        self, branches: Sequence[str], weights: Sequence[float], limit: int
-    ) -> list[tuple[int, float]] | None:
-        """The best ``limit`` of the ``branches`` together: each branch's best ``limit``, one
-        statement each, on this connection and the readers' at once, a chunk found by several
-        kept once by its best score (``fts_pruning``); None when a reader failed."""
-
-        def branch(conn: sqlite3.Connection, expression: str) -> list[tuple[int, float]]:
-            return [(r[0], r[1]) for r in conn.execute(_BM25_BEST, (*weights, expression, limit))]
-
-        found = self._at_once([partial(branch, expression=b) for b in branches])
-        if found is None:
-            return None
-        rows = sorted((row for rows in found for row in rows), key=lambda row: (row[1], row[0]))
-        # A chunk of several words is in several branches, scored whole only in its own. (Each
-        # statement reads the state committed as it starts: a chunk a writer re-titled in
-        # between, same rowid with new words, may be in two. Kept once, by its better score.)
-        seen: set[int] = set()
-        hits = []
-        for rowid, rank in rows:
-            if rowid not in seen:
-                seen.add(rowid)
-                hits.append((rowid, -float(rank)))  # bm25() is lower-better
-        return hits[:limit]
-
-    def _pruning(self, expression: str, weights: Sequence[float], limit: int) -> Pruning | None:
-        """The narrower search for a search of the lexical lane's form that may match
-        BRAIN_LEXICAL_SPLIT_MATCHES chunks or more (below, the whole search is quick), on an
-        SQLite whose FTS5 scores it alike; else None."""
-        terms = _expression_terms(expression)
-        if not 2 <= len(terms) <= fts_pruning.MAX_TERMS or expression != " OR ".join(map(fts_pruning.quote, terms)):
-            return None
-        counts = self.term_chunk_counts(terms)
-        if sum(counts.values()) < self._split_threshold() or not fts_pruning.branches_score_alike():
-            return None
-        return fts_pruning.pruning(terms, counts, self.fts_row_count(), limit, weights)
-
     def fts_row_count(self) -> int:
         """Rows of the BM25 index, the count bm25() takes its IDF from: read from FTS5's averages
         record, not counted (a count of 500,000 chunks is ~26 ms, paid again after every write).
         What the lexical lanes measure a term's share by, and a search's size."""
         return self.fts_totals()[0]
-
-    def _search(self, expression: str, weights: Sequence[float], limit: int) -> list[tuple[int, float]]:
-        """``fts_search`` of exactly this expression: in parts where that pays, else one statement."""
-        bounds = self._split_bounds(expression, limit)
-        if bounds is not None:
-            hits = self._split_search(expression, weights, limit, bounds)
-            if hits is not None:
-                return hits
-        rows = self.conn.execute(_BM25_BEST, (*weights, expression, limit))
-        return [(r[0], -float(r[1])) for r in rows]  # bm25() is lower-better
-
-    def _split_bounds(self, expression: str, limit: int) -> list[int] | None:
-        """The chunk ids that split this search into parts of equal numbers of chunks, or None
-        to search in one statement: no readers (BRAIN_LEXICAL_THREADS=1, an in-memory index),
-        a transaction the readers cannot see into, or a search that cannot match
-        BRAIN_LEXICAL_SPLIT_MATCHES chunks (every search of a small index): bounded by the sum
-        of its terms' chunk counts (which the lexical lane has just read) and by the chunks."""
-        if limit <= 0 or not self._readers_usable():
-            return None
-        threshold = self._split_threshold()
-        chunks = self.fts_row_count()
-        if chunks < threshold:
-            return None
-        counts = self.term_chunk_counts(_expression_terms(expression))
-        if min(chunks, sum(counts.values())) < threshold:
-            return None
-        return self._fts_bounds(self._readers.size + 1) or None
-
-    def _split_threshold(self) -> int:
-        """BRAIN_LEXICAL_SPLIT_MATCHES: the possible matches from which a search is narrowed or split."""
-        if self._split_at is None:
-            self._split_at = config.lexical_split_matches()
-        return self._split_at
-
-    def _readers_usable(self) -> bool:
-        """Whether the readers may search now: they are open or can be, and see what this
-        connection sees (not inside a transaction of its own, unless pinned to a snapshot)."""
-        readers = self._readers
-        return readers.usable and not (self.conn.in_transaction and not readers.pinned)
-
-    def _at_once(self, work: Sequence[Callable[[sqlite3.Connection], _T]]) -> list[_T] | None:
-        """Each of ``work`` run with a connection: shared out between this one and the readers,
-        which run at once, or all on this one when the readers may not search; the results in
-        order. None when a reader failed (said in the log; searches run on this connection from
-        then on)."""
-        if len(work) <= 1 or not self._readers_usable():
-            return [job(self.conn) for job in work]
-        lanes = min(len(work), self._readers.size + 1)
-        shares = [list(work[i::lanes]) for i in range(lanes)]
-
-        def run(share: list[Callable[[sqlite3.Connection], _T]], conn: sqlite3.Connection) -> list[_T]:
-            return [job(conn) for job in share]
-
-        try:
-            mine, theirs = self._readers.run(partial(run, shares[0], self.conn), [partial(run, s) for s in shares[1:]])
-        except ReaderFailed as exc:  # a reader's trouble, not the search's: one connection from now on
-            self._readers.close()
-            log.warning("BM25 searches run in one statement from now on (%s)", exc)
-            return None
-        results: dict[int, _T] = {}
-        for lane, done in enumerate([mine, *theirs]):
-            for step, result in enumerate(done):
-                results[lane + step * lanes] = result  # shares[lane][step] is work[lane + step × lanes]
-        return [results[i] for i in range(len(work))]
-
-    def _fts_bounds(self, parts: int) -> list[int]:
-        """``parts - 1`` ascending chunk ids at equal steps through the lexical table (fewer when
-        it is short); kept until the database changes. Each step walks only its own rows of the
-        table's small per-row sizes, not the chunks."""
-        cache = self._unchanged_cache()
-        key = f"fts_bounds:{parts}"
-        found = cache.get(key)
-        if isinstance(found, list):
-            return found
-        step = self.fts_row_count() // parts
-        bounds: list[int] = []
-        if step > 0:
-            last = _LOWEST_ROWID
-            for _ in range(parts - 1):
-                row = self.conn.execute(
-                    "SELECT id FROM chunks_fts_docsize WHERE id > ? ORDER BY id LIMIT 1 OFFSET ?", (last, step - 1)
-                ).fetchone()
-                if row is None:
-                    break
-                last = int(row[0])
-                bounds.append(last)
-        cache[key] = bounds
-        return bounds
-
-    def _split_search(
-        self, expression: str, weights: Sequence[float], limit: int, bounds: list[int]
-    ) -> list[tuple[int, float]] | None:
-        """The search in rowid ranges cut at ``bounds``: the first on this connection, the rest on
-        the readers, at once; each range's best ``limit``, merged. None when a reader failed
-        (said in the log; the caller searches in one statement).
-
-        The same rows as one statement: bm25() takes its statistics (rows, average lengths, each
-        term's chunk count) from the whole table whatever the range, so a chunk scores the same
-        in its range as in the whole, and the best ``limit`` of the ranges' best ``limit`` are the
-        best ``limit`` of all; equal scores go by rowid in both. Each reader reads the committed
-        state when its part starts (a snapshot's readers: the snapshot's): a chunk a writer
-        deleted meanwhile is dropped by the reads after (``chunk_note_ids``, ``chunk_rows``),
-        and ids are never reused (AUTOINCREMENT).
-        """
-        sql = (
-            "SELECT rowid, bm25(chunks_fts, ?, ?, ?) AS rank FROM chunks_fts"
-            " WHERE chunks_fts MATCH ? AND rowid > ? AND rowid <= ? ORDER BY rank, rowid LIMIT ?"
-        )
-
-        def part(conn: sqlite3.Connection, low: int, high: int) -> list[tuple[int, float]]:
-            return [(r[0], r[1]) for r in conn.execute(sql, (*weights, expression, low, high, limit))]
-
-        found = self._at_once(
-            [partial(part, low=low, high=high) for low, high in pairwise([_LOWEST_ROWID, *bounds, _HIGHEST_ROWID])]
-        )
-        if found is None:
-            return None
-        rows = [row for rows in found for row in rows]
-        rows.sort(key=lambda row: (row[1], row[0]))
-        return [(rowid, -float(rank)) for rowid, rank in rows[:limit]]  # bm25() is lower-better
 
     def resolved_edges(self) -> list[tuple[int, int, str]]:
         """(source id, target id, kind) of every resolved link between two different notes."""
@@ -3129,13 +2885,6 @@ _FTS_BULK_AUTOMERGE = 16
 SLICE_BATCH = 1000  # rows of ``slice_rows_at`` read at a time
 _BULK_CACHE_KB = 128 * 1024  # SQLite's page cache while a run writes many notes (``bulk_writes``)
 _TERM_CACHE = 100_000  # term counts kept between changes of the database
-_LOWEST_ROWID, _HIGHEST_ROWID = -(2**63), 2**63 - 1
-_QUOTED = re.compile(r'"((?:[^"]|"")*)"')
-# A BM25 search's best ``limit`` (weights, expression, limit): the FTS table alone, nothing joined.
-_BM25_BEST = (
-    "SELECT rowid, bm25(chunks_fts, ?, ?, ?) AS rank FROM chunks_fts WHERE chunks_fts MATCH ?"
-    " ORDER BY rank, rowid LIMIT ?"
-)
 
 
 def _parts(ids: Sequence[_T]) -> Iterator[list[_T]]:
@@ -3197,25 +2946,6 @@ def _new_fts_rows(suffix: str) -> list[tuple]:
         return conn.execute(f"SELECT * FROM t_{suffix}").fetchall()
     finally:
         conn.close()
-
-
-def _expression_terms(expression: str) -> list[str]:
-    """The quoted terms of an FTS5 MATCH expression (``"a" OR "b"``, as the lexical lane writes it)."""
-    return [m.replace('""', '"') for m in _QUOTED.findall(expression)]
-
-
-def _reader(conn: sqlite3.Connection) -> sqlite3.Connection:
-    """A connection opened for reading only (``query_only``: it could not write by mistake)."""
-    try:
-        conn.execute("PRAGMA query_only = 1")
-    except BaseException:
-        conn.close()
-        raise
-    return conn
-
-
-def _data_version(conn: sqlite3.Connection) -> int:
-    return int(conn.execute("PRAGMA data_version").fetchone()[0])
 
 
 def _connect_in_place(path: Path, *, page_size: int) -> tuple[sqlite3.Connection, tuple[int, int] | None]:
