@@ -1734,3 +1734,35 @@ def test_places_held_by_requests_never_answered_are_forgotten_when_nothing_is_wr
     """Had the SDK dropped a request unanswered, its place would be held for good."""
     read = _flow_run(8, [_request(n, "dropped") for n in range(20)], answer=lambda m: False, stuck_after=0.2)
     assert len(read) == 20
+
+
+def test_each_moment_argument_names_the_words_it_takes_in_english_and_russian(toy_vault):
+    """`as_of` takes today, yesterday, now and сегодня, вчера, сейчас (as `brain ask --as-of` does);
+    its descriptions named none of them (search's, get_note's, history's) or the English ones alone
+    (recent_turns' `since`), and an agent asked "что было вчера?" was told a date or a span."""
+    from mcp import Client
+
+    from brain.mcp.backend import Backend
+    from brain.mcp.server import build_server
+    from brain.moments import past_moment, window_start
+
+    backend = Backend(toy_vault.resolve(), embedder=FakeEmbedder(), use_server=False, watch=False)
+
+    async def go():
+        async with Client(build_server(toy_vault.resolve(), backend)) as session:
+            return (await session.list_tools()).tools
+
+    try:
+        tools = {tool.name: tool for tool in asyncio.run(go())}
+    finally:
+        backend.close()
+    words = ("today", "yesterday", "now", "сегодня", "вчера", "сейчас")
+    arguments = [(name, "as_of") for name in ("search", "get_note", "history")] + [("recent_turns", "since")]
+    for tool, argument in arguments:
+        said = tools[tool].input_schema["properties"][argument]["description"]
+        assert all(word in said for word in words), (tool, argument, said)
+    for tool in ("search", "get_note", "recent_turns"):  # the tool's own text says it where it explains the argument
+        assert all(word in tools[tool].description for word in words), tool
+    for word in words:  # and each is taken
+        past_moment(word)
+        window_start(word)

@@ -152,7 +152,8 @@ when the note was reached through a link from another hit. `warnings` and `stale
 the index is catching up with recent edits. Read a result in full with get_note(path).
 
 brain keeps the vault's history. Give `as_of` (a date such as 2026-02-28, meaning the end of
-that day; a date and time; or a span back such as 30d, 2w) to search the notes as they were
+that day; a date and time; a span back such as 30d, 2w; today, yesterday or now, or in Russian
+сегодня, вчера, сейчас) to search the notes as they were
 then, for questions about the past ("what did my notes say about the rollout in February?",
 "what did we decide before the March meeting?"); each result then carries `recorded_from` and
 `recorded_to`, the span of the version it comes from, and its `path` then: `now` is its path
@@ -169,7 +170,8 @@ notes share: `ambiguous` lists the ones not read; give the path). Give `heading`
 read only that section ("Setup", or a path such as "Setup > Linux"). Long notes are cut at
 `max_chars` (`truncated` says so). Only notes inside the vault that brain indexes can be read:
 absolute paths, `..` and symlinks out of the vault are refused.
-Give `as_of` (a date, a date and time, or a span back such as 30d) to read the note as it was
+Give `as_of` (a date, a date and time, a span back such as 30d, or today, yesterday, now:
+сегодня, вчера, сейчас) to read the note as it was
 then, from brain's history (`version` says when that text began and ended; a note renamed since
 is found by either name; `now` is its path today, null once deleted, and `path_reused` says a
 different note is at its path then now); use it with a search made `as_of` the same moment, or to see what a
@@ -192,7 +194,7 @@ what to weigh in them (a ledger a newer brain upgraded; turns the hook kept asid
 ledger yet, so not listed, and when the first was kept). Use it to recall what was done before
 ("what did we change in the parser last week?"). Filter by `project` (the git repository's
 folder name), `text` (words in the ask or the summary), `since` (30m, 12h, 7d, 2w, 1y, today,
-yesterday, or a date like 2026-11-01: from its start, local time; a time and a zone may follow,
+yesterday, now, сегодня, вчера, сейчас, or a date like 2026-11-01: from its start, local time; a time and a zone may follow,
 2026-11-01T09:00+03); `limit` caps the rows. Secrets were masked when the turns were stored."""
 
 HISTORY_DOC = """\
@@ -399,7 +401,7 @@ def build_server(root: Path, backend: Backend) -> BrainServer:
             Moment,
             Field(
                 description="Search the vault as it was then: a date (2026-02-28), a date and time, "
-                "or a span back (30d, 2w). Unset: now.",
+                "a span back (30d, 2w), or today, yesterday, now (сегодня, вчера, сейчас). Unset: now.",
             ),
         ] = None,
         valid_at: Annotated[
@@ -438,7 +440,7 @@ def build_server(root: Path, backend: Backend) -> BrainServer:
             Moment,
             Field(
                 description="Read the note as it was then: a date (2026-02-28), a date and time, "
-                "or a span back (30d). Unset: as it is on disk now.",
+                "a span back (30d), or today, yesterday, now (сегодня, вчера, сейчас). Unset: as it is on disk now.",
             ),
         ] = None,
     ) -> CallToolResult:
@@ -471,7 +473,8 @@ def build_server(root: Path, backend: Backend) -> BrainServer:
         as_of: Annotated[
             Moment,
             Field(
-                description="The note the name named then (a date, a date and time, or a span back such as 30d): "
+                description="The note the name named then (a date, a date and time, a span back such as 30d, "
+                "or today, yesterday, now: сегодня, вчера, сейчас): "
                 "one that lived at a path another note holds now (`others_at_path` gives the moment).",
             ),
         ] = None,
@@ -488,7 +491,8 @@ def build_server(root: Path, backend: Backend) -> BrainServer:
         since: Annotated[
             Since,
             Field(
-                description="Only turns since: 30m, 12h, 7d, 2w, 1y, today, yesterday, or a date 2026-11-01 "
+                description="Only turns since: 30m, 12h, 7d, 2w, 1y, today, yesterday, now (сегодня, вчера, "
+                "сейчас), or a date 2026-11-01 "
                 "(a time and a zone may follow: 2026-11-01T09:00+03)."
             ),
         ] = None,
