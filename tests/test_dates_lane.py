@@ -262,3 +262,72 @@ def test_frontmatter_that_is_not_a_mapping_states_no_date():
 
     index = DateIndex.from_store(Store())  # type: ignore[arg-type]
     assert index.notes_in(_period("2024-11-01", "2024-12-01")) == [1]
+
+
+# A day or a month without its year is the most recent one not in the future: a user writing on
+# 2026-01-05 of "December 20" means 2025's (it named no period: the lane said nothing).
+@pytest.mark.parametrize(
+    ("query", "period"),
+    [
+        ("what did I write on December 20", ("2025-12-20", "2025-12-21")),
+        ("standup notes from January 3", ("2026-01-03", "2026-01-04")),  # this year's: it has been
+        ("on the 3rd of March", ("2025-03-03", "2025-03-04")),
+        ("the meeting on 3 March", ("2025-03-03", "2025-03-04")),
+        ("March 3rd retro", ("2025-03-03", "2025-03-04")),
+        ("what did I do on 3 may", ("2025-05-03", "2025-05-04")),
+        ("journal from Dec. 31", ("2025-12-31", "2026-01-01")),
+        ("that note of the 29th of February", ("2024-02-29", "2024-03-01")),  # the last leap year's
+        ("what did I write in March", ("2025-03-01", "2025-04-01")),
+        ("plans made in January", ("2026-01-01", "2026-02-01")),  # the month under way
+        ("late January", ("2025-01-21", "2025-02-01")),  # its last ten days have not begun
+        ("early January ideas", ("2026-01-01", "2026-01-11")),
+        ("last March", ("2025-03-01", "2025-04-01")),
+        ("this March", ("2026-03-01", "2026-04-01")),
+        ("на встрече 3 марта", ("2025-03-03", "2025-03-04")),
+        ("что я писал 20 декабря", ("2025-12-20", "2025-12-21")),
+        ("заметки 3-го января", ("2026-01-03", "2026-01-04")),
+        ("что я писал в марте", ("2025-03-01", "2025-04-01")),
+        ("в прошлом марте", ("2025-03-01", "2025-04-01")),
+        ("в этом марте", ("2026-03-01", "2026-04-01")),
+        ("расходы за январь", ("2026-01-01", "2026-02-01")),
+        ("в конце декабря", ("2025-12-21", "2026-01-01")),
+        ("в начале января", ("2026-01-01", "2026-01-11")),
+        ("на встрече 3 марта 2024", ("2024-03-03", "2024-03-04")),  # a year written wins
+    ],
+)
+def test_a_date_without_its_year_is_the_most_recent_one(query, period):
+    assert query_period(query, dt.date(2026, 1, 5)) == _period(*period)
+
+
+@pytest.mark.parametrize(
+    ("query", "period"),
+    [
+        ("in March", ("2026-03-01", "2026-04-01")),  # during March: this one
+        ("late March", ("2025-03-21", "2025-04-01")),  # the 15th: this one's last ten days are to come
+        ("March 20", ("2025-03-20", "2025-03-21")),
+        ("March 15", ("2026-03-15", "2026-03-16")),  # today
+        ("last March", ("2025-03-01", "2025-04-01")),  # not the one under way
+        ("в прошлом марте", ("2025-03-01", "2025-04-01")),
+        ("в марте", ("2026-03-01", "2026-04-01")),
+    ],
+)
+def test_a_date_without_its_year_during_its_month(query, period):
+    assert query_period(query, dt.date(2026, 3, 15)) == _period(*period)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "may I ask about the kafka consumer",
+        "this may help with the kafka consumer",
+        "chapter 3 may apply here",  # "3 may" then a word: the verb
+        "the march of progress",
+        "January",  # a month with no word that makes it a date: a word of a title
+        "in a January journal entry",
+        "во время марша",
+        "31 апреля",  # no such day
+        "on the 5th",
+    ],
+)
+def test_words_that_are_no_date_without_a_year(query):
+    assert query_period(query, dt.date(2026, 1, 5)) is None

@@ -128,6 +128,20 @@ _RELATIVE_KINDS = [
     ("last month", "last month"),
     (r"прошл(?:ый|ом|ого)\s+месяц[еа]?", "last month"),
 ]
+# A day or a month without its year ("3 марта", "March 3", "the 3rd of March", "in March", "в марте",
+# "late January", "в конце января", "last March", "в прошлом марте"): the most recent one not in the
+# future (``_without_year``). A month alone is a date only after a word that makes it one ("in", "в",
+# "late", "last"): "the march of progress", "may I ask" name none; and English's "3 may" only
+# with an ordinal, "of", or nothing after it ("chapter 3 may apply").
+# No number after it: a year in other scripts' digits ("в июне 20२५") is a year, not written for this.
+_NO_YEAR = r"(?!\.?\s*[,.]?\s*\d)"
+_DAY_MONTH = re.compile(rf"{_W}(?:the\s+)?([0-9]{{1,2}})({_ORDINAL})\s+(of\s+)?(\w+){_E}{_NO_YEAR}")
+_MONTH_DAY = re.compile(rf"{_W}(\w+)\.?\s+(?:the\s+)?([0-9]{{1,2}}){_ORDINAL}{_E}{_NO_YEAR}")
+_MONTH_ALONE = re.compile(
+    rf"{_W}(?:(?P<lead>in|during|last|this|(?:(?:в|во)\s+)?(?:прошл(?:ом|ый|ого)|эт(?:ом|от|ого))|в|во|за)\s+)?"
+    rf"(?:(?P<q>early|mid|middle of|late|beginning of|start of|end of|the end of|"
+    rf"начал[еоа]|середин[еуа]|конц[еа]|конец)\s+)?(?P<m>\w+){_E}{_NO_YEAR}"
+)
 _RELATIVE = re.compile("|".join(f"{_W}(?P<r{i}>{pattern}){_E}" for i, (pattern, _) in enumerate(_RELATIVE_KINDS)))
 
 
@@ -154,14 +168,66 @@ def query_period(query: str, today: dt.date | None = None) -> Period | None:
     period = _written_period(text)
     if period is not None:
         return period
-    found = _RELATIVE.search(text)
-    if found is None:
-        return None
+    today = today or dt.date.today()
     try:
+        period = _without_year(text, today)
+        if period is not None:
+            return period
+        found = _RELATIVE.search(text)
+        if found is None:
+            return None
         kind = _RELATIVE_KINDS[int(str(found.lastgroup)[1:])][1]
-        return _relative(kind, today or dt.date.today())
+        return _relative(kind, today)
     except (OverflowError, ValueError):  # a past view of the calendar's first or last days: no such period
         return None
+
+
+def _without_year(text: str, today: dt.date) -> Period | None:
+    """A day or a month named without its year in ``text`` (case-folded), as the most recent one
+    not in the future: on 2026-01-05, "December 20" is 2025-12-20 and "3 января" 2026-01-03; "in
+    March" is the last March begun by ``today`` (this one, during March), "late March" the last
+    one whose last ten days have begun; "last March", «в прошлом марте», the one before the
+    current year's March if that has begun, "this March", «в этом марте», the current year's. A
+    user asking of their notes asks of the past (the notes written then), and a date a year on is
+    a note not yet written."""
+    for match in _DAY_MONTH.finditer(text):
+        day_text, ordinal, of, word = match.groups()
+        month = month_number(word)
+        if month is None or (word == "may" and not (ordinal or of) and text[match.end() :].strip()[:1].isalpha()):
+            continue
+        day = _last_day(month, int(day_text), today)
+        if day is not None:
+            return _one_day(day)
+    for match in _MONTH_DAY.finditer(text):
+        month = month_number(match.group(1))
+        day = _last_day(month, int(match.group(2)), today) if month is not None else None
+        if day is not None:
+            return _one_day(day)
+    for match in _MONTH_ALONE.finditer(text):
+        lead, qualifier, word = match.group("lead", "q", "m")
+        month = month_number(word) if lead or qualifier else None
+        if month is None or (word == "may" and lead == "this"):  # "this may help"
+            continue
+        lead = lead.split()[-1] if lead else ""  # «в прошлом» says "прошлом"
+        year = today.year
+        if lead.startswith(("this", "эт")):
+            return _month(year, month, qualifier)
+        if _month(year, month, qualifier).start > today:
+            year -= 1
+        elif lead.startswith(("last", "прошл")) and dt.date(year, month, 1) <= today:
+            year -= 1  # the current year's has begun: the one before it is the last
+        return _month(year, month, qualifier)
+    return None
+
+
+def _last_day(month: int, day: int, today: dt.date) -> dt.date | None:
+    """The most recent ``day`` of ``month`` on or before ``today`` (the 29th of February: the last
+    leap year's); None for no such day (the 31st of April)."""
+    for year in range(today.year, max(today.year - 8, 0), -1):
+        found = _date(year, month, day)
+        if found is not None and found <= today:
+            return found
+    return None
 
 
 def _relative(kind: str, today: dt.date) -> Period:
