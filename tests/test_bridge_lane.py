@@ -452,3 +452,30 @@ def test_the_query_form_tests_take_any_text(query):
     for test in (query_form.is_question, query_form.compares, query_form.asks, query_form.asks_only_why):
         assert isinstance(test(query), bool)
     assert query_form.asks_only_why("почему? " * 50_000) and not query_form.asks_only_why("why " * 100_000 + "what")
+
+
+@pytest.mark.parametrize(
+    ("query", "compares"),
+    [
+        ("Postgres против MySQL", True),  # Russian's "versus": it was read as no comparison
+        ("Postgres vs. MySQL", True),
+        ("Postgres vs MySQL", True),
+        ("Postgres versus MySQL", True),
+        ("сравнить Postgres и MySQL", True),
+        ("Postgres compared to MySQL", True),
+        ("чем Postgres лучше MySQL", True),
+        ("что лучше: Postgres или MySQL", True),
+        ("Postgres лучше, чем MySQL?", True),
+        ("is Postgres better than MySQL for telemetry", True),
+        ("Postgres or MySQL, which is better for telemetry?", True),
+        # "or", «или», «либо» alone weigh nothing: a question about one thing holds them as often
+        ("Postgres или MySQL", False),
+        ("Postgres либо MySQL", False),
+        ("Postgres or MySQL", False),
+        ("is Bowline still Dutch-only or does it do Spain now?", False),
+        ("за и против Postgres", False),  # pros and cons of one thing
+        ("как лучше настроить vim", False),  # "how best", not which of two
+    ],
+)
+def test_the_comparison_words_users_type(query, compares):
+    assert query_form.compares(query) is compares

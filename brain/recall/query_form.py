@@ -14,10 +14,15 @@ import re
 
 from ..text import lookalikes_as_cyrillic, yo_as_ye
 
-# A question that sets two things side by side, in English or Russian.
+# A question that sets two things side by side, in English or Russian: "X vs Y", «X против Y» (but
+# not «за и против», pros and cons), "is X better than Y", «чем X лучше Y», «что лучше: X или Y».
+# "or", «или», «либо» alone are not: "is Bowline still Dutch-only or does it do Spain now?", "knocked
+# out or asleep" ask of one thing; a question that weighs two says which, better or a word above.
 _COMPARES = re.compile(
     r"\b(compar(e|es|ed|ing|ison|isons)|versus|vs|differ|differs|differences?|"
-    r"сравн\w*|разниц\w*|отличи[ея]\w*|отлича\w*)\b",
+    r"(?:better|worse)\s+than|which\s+(?:one\s+)?is\s+(?:better|worse)|"
+    r"сравн\w*|разниц\w*|отличи[ея]\w*|отлича\w*|(?<!за и )против|"
+    r"(?:лучше|хуже),?\s+чем|(?:чем|что|кто|котор\w*|какой|какая|какое|какие)\b[^.?!]{0,80}?\b(?:лучше|хуже))\b",
     re.IGNORECASE | re.UNICODE,
 )
 # Question words: every case of кто, что, чей and какой, каков (not "какао"), ё written as е.
