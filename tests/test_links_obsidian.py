@@ -262,3 +262,80 @@ def test_an_index_that_took_the_nearest_of_a_duplicated_name_resolves_it_again(t
     with IndexView(directory) as view:
         assert view.edge("A/Hub.md", "Topic")["target_path"] == "A/B/C/D/Topic.md"
     assert history_problems(db) == []
+
+
+def test_the_link_history_a_rule_change_moves_is_read_again_by_the_notes_then(tmp_path, closing):
+    """m037 again, with the history an index from before it holds: [[Index]] in A/B/Hub.md went to
+    A/B/C/Index.md (fewest folders away) all along, where Obsidian opened Index.md at the root from
+    the moment it was written. The next run closed that edge and opened the root's at that run, a
+    change of link no one made, and `--as-of` before it answered with a note Obsidian never opened
+    from there. The vault's files then are what the links then go to: the deep note until the root
+    one came, the root one from then, and nothing changes at the run."""
+    import sqlite3
+
+    from index_helpers import history_problems
+
+    from brain.migrations import connect
+
+    vault = tmp_path / "vault"
+    _write(vault, {"A/B/Hub.md": "See [[Index]].\n", "A/B/C/Index.md": "Deep.\n"})
+    home = tmp_path / "home"
+    _, directory = index_into(home, vault)
+    _write(vault, {"Index.md": "Root.\n"})
+    index_into(home, vault)
+    db = directory / "index.db"
+    conn = connect(str(db))
+    deep, root = (
+        conn.execute("SELECT id FROM notes WHERE path = ?", (path,)).fetchone()[0]
+        for path in ("A/B/C/Index.md", "Index.md")
+    )
+    edges = "SELECT id, target_id, recorded_from, recorded_to FROM link_history WHERE target = 'Index' ORDER BY id"
+    first, second = conn.execute(edges).fetchall()
+    assert (first[1], second[1]) == (deep, root) and first[3] == second[2]  # the rule since m037
+    came = conn.execute("SELECT recorded_from FROM note_versions WHERE note_id = ?", (root,)).fetchone()[0]
+    # as a brain from before m037 recorded it: the deep note from the start, still open
+    conn.execute("DELETE FROM link_history WHERE id = ?", (second[0],))
+    conn.execute("UPDATE link_history SET recorded_to = NULL WHERE id = ?", (first[0],))
+    conn.execute("UPDATE links SET target_id = ? WHERE target = 'Index'", (deep,))
+    conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm037_duplicate_names_as_obsidian_opens_them'")
+    conn.commit()
+    conn.close()
+    report, _ = index_into(home, vault)
+    assert report.changed == 0
+    with closing(sqlite3.connect(db)) as after:
+        assert after.execute(edges).fetchall() == [
+            (first[0], deep, first[2], came),
+            (after_id(after), root, came, None),
+        ]
+        assert after.execute("SELECT count(*) FROM meta WHERE key = 'links_history_reread'").fetchone()[0] == 0
+    with IndexView(directory) as view:
+        assert view.edge("A/B/Hub.md", "Index")["target_path"] == "Index.md"
+    assert history_problems(db) == []
+
+
+def after_id(conn) -> int:
+    return conn.execute("SELECT max(id) FROM link_history WHERE target = 'Index'").fetchone()[0]
+
+
+def test_an_edge_the_rule_does_not_move_keeps_its_history(tmp_path, closing):
+    """A first build records each note as it reaches it, and a link's edge from its note's moment
+    with the target the build's end resolved: vaultofknowledge's [[Phonetics]] went to the root
+    Phonetics.md from before that note's version began. The rule gives the same target at the
+    edge's end, so reading the history again leaves it as it was (it split it in two, a link
+    change at a moment in the middle of the first build)."""
+    import sqlite3
+
+    from brain.index.linking import reread_link_history
+
+    vault = tmp_path / "vault"
+    _write(vault, {"K/Phonology.md": "See [[Phonetics]].\n", "K/Phonetics.md": "Deep.\n", "Phonetics.md": "Root.\n"})
+    _, directory = index_into(tmp_path / "home", vault)
+    with closing(sqlite3.connect(directory / "index.db")) as conn:
+        root = conn.execute("SELECT id FROM notes WHERE path = 'Phonetics.md'").fetchone()[0]
+        start = conn.execute("SELECT recorded_from FROM link_history WHERE target = 'Phonetics'").fetchone()[0]
+        conn.execute("UPDATE note_versions SET recorded_from = ? WHERE note_id = ?", (start + 60, root))
+        before = conn.execute("SELECT * FROM link_history ORDER BY id").fetchall()
+        store = type("Store", (), {"conn": conn})()
+        assert reread_link_history(store) == 0
+        assert conn.execute("SELECT * FROM link_history ORDER BY id").fetchall() == before
+        assert before[0][5] == root  # target_id: the root note, from the edge's start

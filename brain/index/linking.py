@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 
-from ..links import Link, Resolver, candidate_resolver, is_attachment
+from ..links import Link, Resolver, candidate_resolver, is_attachment, key_stem, link_stem, note_keys
 from .store import IndexStore
 
 # Above this many links to resolve, one Resolver over every note is quicker than finding
@@ -13,6 +13,9 @@ from .store import IndexStore
 CANDIDATE_LIMIT = 5_000
 RESOLVE_PART = 50_000  # links read and resolved at a time (``_parts``)
 _LAST_ID = 2**63 - 1  # SQLite's largest rowid
+# Set by a migration that changed how a link resolves (m037): the next ``resolve_links`` reads the
+# link history again by the new rule (``reread_link_history``) before it resolves the links.
+REREAD_HISTORY = "links_history_reread"
 
 
 def resolve_links(
@@ -60,6 +63,9 @@ def resolve_links(
                 {row[0]: path for path, row in stats.items()},
             )
         moment = now()
+        if store.get_meta(REREAD_HISTORY) is not None:
+            reread_link_history(store)
+            store.conn.execute("DELETE FROM meta WHERE key = ?", (REREAD_HISTORY,))
         with store.resolution_indexes_dropped(sum(p for _, _, p in by_source)):
             for within in _parts(by_source, under_stems):
                 todo = store.links_to_resolve(every=full, within=within)
@@ -153,3 +159,84 @@ def _candidates_resolver(
     ]
     resolver, id_by_path = candidate_resolver(store, links, {path: note_id for note_id, path in path_by_id.items()})
     return resolver, id_by_path, path_by_id
+
+
+def reread_link_history(store: IndexStore) -> int:
+    """The link history's targets of the links a name several notes held answered, as the rule
+    now reads them (m037: where Obsidian opens a duplicated name, not the note fewest folders
+    away) and by the notes of each moment: an edge's span is cut where a note of its name, or its
+    own note, came, went or moved, and each piece takes the target the notes then give it. The
+    rule changed in brain, not the vault: left to the next ``resolve_links``, each moved edge
+    was closed and opened again at that run, a change of link the user never made (in `brain
+    history`), and `--as-of` before it answered with the old rule's target, a note Obsidian never
+    opened from that link. Only the edges the rule moves at their end (now, for an open one) are
+    read again: an edge a first build recorded from before its target's version began (the build
+    saw the notes one after another) is left as it was. A piece no note of the name answers then
+    keeps the edge's target (an alias may have: only the notes of the name are read). Returns how
+    many edges changed."""
+    conn = store.conn
+    versions: dict[str, list[tuple[int, str, str, float, float | None]]] = {}  # name key -> versions
+    by_note: dict[int, list[tuple[str, float, float | None]]] = {}
+    for note_id, path, aliases, start, end in conn.execute(
+        "SELECT note_id, path, aliases, recorded_from, recorded_to FROM note_versions ORDER BY recorded_from, id"
+    ):
+        versions.setdefault(key_stem(note_keys(path)[1]), []).append((note_id, path, aliases, start, end))
+        by_note.setdefault(note_id, []).append((path, start, end))
+    shared = {stem for stem, rows in versions.items() if len({row[0] for row in rows}) > 1}
+    if not shared:
+        return 0
+    edges = [
+        row
+        for row in conn.execute(
+            "SELECT id, source_id, target, kind, target_id, recorded_from, recorded_to FROM link_history"
+            " WHERE status = 'resolved' ORDER BY id"
+        ).fetchall()
+        if link_stem(row[2], row[3]) in shared
+    ]
+    changed = 0
+    for edge_id, source_id, target, kind, target_id, start, end in edges:
+        named = versions[str(link_stem(target, kind))]
+        own = by_note.get(source_id, [])
+        cuts = sorted(
+            {start}
+            | {
+                moment
+                for _, _, _, begun, ended in named
+                for moment in (begun, ended)
+                if moment is not None and start < moment and (end is None or moment < end)
+            }
+            | {
+                moment
+                for _, begun, ended in own
+                for moment in (begun, ended)
+                if moment is not None and start < moment and (end is None or moment < end)
+            }
+        )
+        link = Link(target=target, kind=kind, anchor=None, display=None, line=0)
+        pieces: list[tuple[float, int]] = []  # (from, target id)
+        for moment in cuts:
+            then = [(note_id, path) for note_id, path, _, begun, ended in named if _current(begun, ended, moment)]
+            source = next((path for path, begun, ended in own if _current(begun, ended, moment)), None)
+            found = Resolver([path for _, path in then]).resolve(link, source) if then and source else None
+            answer = dict((path, note_id) for note_id, path in then).get(found or "", target_id)
+            if not pieces or pieces[-1][1] != answer:
+                pieces.append((moment, answer))
+        if pieces[-1][1] == target_id:  # the rule gives what was recorded at the edge's end: it moved none of it
+            continue
+        changed += 1
+        ends = [begun for begun, _ in pieces[1:]] + [end]
+        conn.execute(
+            "UPDATE link_history SET target_id = ?, recorded_to = ? WHERE id = ?", (pieces[0][1], ends[0], edge_id)
+        )
+        for (begun, answer), ended in zip(pieces[1:], ends[1:], strict=True):
+            conn.execute(
+                "INSERT INTO link_history (source_id, target, kind, count, target_id, status, world_date,"
+                " valid_from, valid_to, note_status, recorded_from, recorded_to) SELECT source_id, target, kind,"
+                " count, ?, status, world_date, valid_from, valid_to, note_status, ?, ? FROM link_history WHERE id = ?",
+                (answer, begun, ended, edge_id),
+            )
+    return changed
+
+
+def _current(begun: float, ended: float | None, moment: float) -> bool:
+    return begun <= moment and (ended is None or moment < ended)

@@ -1823,9 +1823,12 @@ def m037_duplicate_names_as_obsidian_opens_them(conn: sqlite3.Connection) -> Non
     the one Obsidian opens (``links.first_match``: inside the linking note's folder first, then the
     shortest path), not to the one fewest folders away. The next run resolves every link again
     (``resolve_links`` in full, once: the ``resolver_key`` links were resolved against is
-    forgotten), and no note is read again."""
+    forgotten), and no note is read again. The link history is read again by the same rule first
+    (``linking.reread_link_history``): the vault did not change, so no link of the past moves at
+    that run; each took, at each moment, the note Obsidian opened from it then."""
     conn.execute("DELETE FROM meta WHERE key = 'resolver_key'")
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('links_dirty', '1')")
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('links_history_reread', '1')")
 
 
 # It only has the links resolved again: run again, it gives the same rows.
