@@ -282,6 +282,7 @@ def test_frontmatter_that_is_not_a_mapping_states_no_date():
         ("late January", ("2025-01-21", "2025-02-01")),  # its last ten days have not begun
         ("early January ideas", ("2026-01-01", "2026-01-11")),
         ("last March", ("2025-03-01", "2025-04-01")),
+        ("what did I do last May?", ("2025-05-01", "2025-06-01")),
         ("this March", ("2026-03-01", "2026-04-01")),
         ("на встрече 3 марта", ("2025-03-03", "2025-03-04")),
         ("что я писал 20 декабря", ("2025-12-20", "2025-12-21")),
@@ -320,6 +321,7 @@ def test_a_date_without_its_year_during_its_month(query, period):
     [
         "may I ask about the kafka consumer",
         "this may help with the kafka consumer",
+        "the first may fail and the last may work",
         "chapter 3 may apply here",  # "3 may" then a word: the verb
         "the march of progress",
         "January",  # a month with no word that makes it a date: a word of a title

@@ -206,8 +206,8 @@ def _without_year(text: str, today: dt.date) -> Period | None:
     for match in _MONTH_ALONE.finditer(text):
         lead, qualifier, word = match.group("lead", "q", "m")
         month = month_number(word) if lead or qualifier else None
-        if month is None or (word == "may" and lead == "this"):  # "this may help"
-            continue
+        if month is None or (word == "may" and lead in ("this", "last") and text[match.end() :].strip()[:1].isalpha()):
+            continue  # "this may help", "the last may be wrong"
         lead = lead.split()[-1] if lead else ""  # «в прошлом» says "прошлом"
         year = today.year
         if lead.startswith(("this", "эт")):
