@@ -175,6 +175,8 @@ def reread_link_history(store: IndexStore) -> int:
     keeps the edge's target (an alias may have: only the notes of the name are read). Returns how
     many edges changed."""
     conn = store.conn
+    if conn.execute("SELECT 1 FROM link_history WHERE status = 'resolved' LIMIT 1").fetchone() is None:
+        return 0  # a first build (m037 runs on a new index too): no edge resolved yet, no version read
     versions: dict[str, list[tuple[int, str, str, float, float | None]]] = {}  # name key -> versions
     by_note: dict[int, list[tuple[str, float, float | None]]] = {}
     for note_id, path, aliases, start, end in conn.execute(
