@@ -339,3 +339,20 @@ def test_an_edge_the_rule_does_not_move_keeps_its_history(tmp_path, closing):
         assert reread_link_history(store) == 0
         assert conn.execute("SELECT * FROM link_history ORDER BY id").fetchall() == before
         assert before[0][5] == root  # target_id: the root note, from the edge's start
+
+
+def test_a_first_build_reads_no_note_version_for_the_link_history(tmp_path):
+    """m037 runs on a new index too, so its first build reads the link history again: with no edge
+    resolved yet there is nothing to read it by, and the versions of every note were read for it."""
+    import sqlite3
+
+    from brain.index.linking import reread_link_history
+
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE link_history (id INTEGER PRIMARY KEY, status TEXT, target TEXT, kind TEXT)")
+    conn.execute("CREATE TABLE note_versions (note_id INTEGER, path TEXT, aliases TEXT, recorded_from REAL)")
+    conn.execute("INSERT INTO link_history (status, target, kind) VALUES ('pending', 'Index', 'wikilink')")
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    assert reread_link_history(type("Store", (), {"conn": conn})()) == 0
+    assert not [sql for sql in statements if "note_versions" in sql]
