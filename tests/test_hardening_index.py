@@ -858,6 +858,67 @@ def test_a_rebuild_a_backup_and_a_watching_server_write_nothing_inside_the_vault
     assert _tree(toy_vault) == before
 
 
+def test_every_mcp_tool_and_both_hooks_write_nothing_inside_the_vault(toy_vault, brain_home):
+    """The same promise for what runs unasked in an agent's session: every tool of `brain mcp`
+    (over an index one edit behind, which its first call brings up to date in this process), and
+    the Stop and prompt hooks run from the vault as Claude Code's project folder, the transcript
+    kept in it."""
+    import asyncio
+
+    from ledger_helpers import Transcript, brain_command, hook_payload
+    from mcp import Client
+
+    from brain.mcp.backend import Backend
+    from brain.mcp.server import build_server
+
+    index_vault(toy_vault, embedder=FakeEmbedder(), progress=False)
+    (toy_vault / "AI" / "Graph RAG.md").write_text("# Graph RAG\n\nedited since: the graph and its links\n")
+    transcript = Transcript(toy_vault / "session.jsonl", cwd=str(toy_vault))
+    transcript.prompt("how should graph rag work in agent memory?")
+    transcript.tool("Read", file_path=str(toy_vault / "AI" / "Graph RAG.md"))
+    transcript.text("I decided to use the wikilink graph.")
+    transcript.write()
+    before = _tree(toy_vault)
+    backend = Backend(toy_vault.resolve(), embedder=FakeEmbedder(), use_server=False, watch=False)
+
+    async def every_tool() -> None:
+        async with Client(build_server(toy_vault.resolve(), backend)) as session:
+            for name, arguments in (
+                ("search", {"query": "graph rag", "k": 3}),
+                ("search", {"query": "graph rag", "as_of": "2020-01-01"}),
+                ("get_note", {"note": "Graph RAG"}),
+                ("get_note", {"note": "Graph RAG", "as_of": "1d"}),
+                ("neighbours", {"note": "Graph RAG"}),
+                ("history", {"note": "Graph RAG"}),
+                ("recent_turns", {}),
+                ("status", {}),
+            ):
+                result = await session.call_tool(name, arguments)
+                assert not result.is_error or "as_of" in arguments, (name, result)  # the index began today
+                assert _tree(toy_vault) == before, (name, arguments)
+
+    try:
+        asyncio.run(every_tool())
+    finally:
+        backend.close()
+    assert _tree(toy_vault) == before
+    command, env = brain_command()
+    env.update(BRAIN_HOME=str(brain_home), BRAIN_VAULT=str(toy_vault), BRAIN_EMBED_MODEL="fake:64")
+    payload = hook_payload(transcript.path, cwd=str(toy_vault))
+    for kind, extra in (("stop", {}), ("prompt", {"hook_event_name": "UserPromptSubmit", "prompt": "graph rag?"})):
+        done = subprocess.run(
+            [*command, "hook", kind],
+            input=json.dumps(payload | extra).encode(),
+            env=env,
+            cwd=toy_vault,
+            capture_output=True,
+            timeout=60,
+        )
+        assert done.returncode == 0 and done.stderr == b"", (kind, done.stderr)
+        assert _tree(toy_vault) == before, kind
+    assert sqlite3.connect(brain_home / "brain.db").execute("SELECT count(*) FROM turns").fetchone() == (1,)
+
+
 def test_the_commands_an_error_suggests_quote_a_vault_with_a_space(tmp_path):
     vault = tmp_path / "Obsidian Vault"
     vault.mkdir()
