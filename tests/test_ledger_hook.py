@@ -73,6 +73,37 @@ def test_garbage_stdin_exits_zero_and_prints_nothing(tmp_path, stdin):
     assert not log.exists() or "Traceback" not in log.read_text()  # one line, not an error
 
 
+@pytest.mark.parametrize("kind", ["stop", "prompt"])
+@pytest.mark.parametrize("stdin", ["a terminal", "closed"])
+def test_a_hook_typed_by_hand_or_given_no_stdin_exits_zero_at_once_and_prints_nothing(tmp_path, kind, stdin):
+    """The README: each hook "always exits 0" and prints nothing (the prompt hook: one JSON object
+    or nothing). `brain hook stop` typed in a terminal has no hook input coming: it returns at
+    once, before its budget (an hour here: had it waited on the terminal, the run's timeout ends
+    it), and writes nothing, neither a row nor a line of log; started with stdin closed (`<&-`),
+    the same."""
+    import os
+    import pty
+
+    cmd, env = brain_command()
+    env.update(BRAIN_HOME=str(tmp_path), BRAIN_HOOK_BUDGET="3600", BRAIN_PROMPT_BUDGET="5", BRAIN_VAULT=str(tmp_path))
+    parent, child = pty.openpty()
+    try:
+        proc = subprocess.run(
+            [*cmd, "hook", kind],
+            stdin=child if stdin == "a terminal" else None,
+            preexec_fn=None if stdin == "a terminal" else (lambda: os.close(0)),
+            env=env,
+            capture_output=True,
+            timeout=60,
+        )
+    finally:
+        os.close(parent)
+        os.close(child)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+    assert not (tmp_path / "logs" / "hook.log").exists()  # the watchdog did not end it: it logs when it does
+    assert not (tmp_path / "brain.db").exists()
+
+
 def test_errors_go_to_the_log_file(tmp_path):
     (tmp_path / "brain.db").mkdir()  # the database path is a folder: opening it fails
     t = Transcript(tmp_path / "t.jsonl")
