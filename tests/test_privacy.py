@@ -77,6 +77,30 @@ def test_what_brain_keeps_is_readable_by_no_other_user(tmp_path, toy_vault, monk
     assert loose == [], loose
 
 
+@pytest.mark.parametrize("umask", [0o022], indirect=True)
+@pytest.mark.parametrize("first", ["brain index", "the Stop hook", "brain hook install"])
+def test_every_folder_the_first_command_makes_is_the_users_alone(tmp_path, toy_vault, monkeypatch, umask, first):
+    """The README: "the folders it makes under `$BRAIN_HOME` are 0700". The test above runs many
+    commands, and a later one narrows the home an earlier one made: the folders made 0755 by
+    the umask passed it. Here one command alone, the first on a fresh machine, makes a home
+    three folders deep: every folder it made, the home and those above it included, is 0700."""
+    top = tmp_path / "made"
+    home = top / "by" / "brain"
+    monkeypatch.setenv("BRAIN_HOME", str(home))
+    if first == "brain index":
+        done = CliRunner().invoke(cli, ["index", "-q", "--vault", str(toy_vault)])
+        assert done.exit_code == 0, done.output
+    elif first == "the Stop hook":
+        log("ignored stdin that is not a Stop hook payload (0 bytes)")
+    else:  # its record of what it made goes into the home
+        done = CliRunner().invoke(cli, ["hook", "install", "--settings", str(tmp_path / "agent" / "settings.json")])
+        assert done.exit_code == 0, done.output
+    made = [top, *sorted(p for p in top.rglob("*") if p.is_dir())]
+    assert len(made) >= 3, made
+    loose = [f"{p.relative_to(tmp_path)} {stat.S_IMODE(p.stat().st_mode):o}" for p in made if p.stat().st_mode & 0o077]
+    assert loose == [], loose
+
+
 def test_a_home_an_older_brain_left_readable_is_narrowed(tmp_path, toy_vault, monkeypatch):
     home = tmp_path / "brain"
     monkeypatch.setenv("BRAIN_HOME", str(home))
