@@ -65,6 +65,35 @@ def test_repeated_stop_updates_the_same_row(tmp_path):
     assert [r["ask"] for r in _rows()] == ["write the docs", "now the changelog"]
 
 
+def test_a_later_stop_that_no_longer_reaches_the_prompt_keeps_what_the_first_recorded(tmp_path, monkeypatch):
+    """The Stop hook blocked, Claude went on, and the turn grew past the bytes the reader goes
+    back: the repeated Stop reads the turn's end alone (no prompt: a cut row, flagged partial).
+    It updates the row of the same turn, and what the first Stop read (the ask, the branch) stays:
+    written over with nothing, the turn's ask was lost."""
+    from functools import partial
+
+    import brain.ledger.hook as hook_module
+    from brain.ledger.transcript import read_last_turn
+
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("write the docs")
+    t.tool("Write", file_path="/p/README.md")
+    t.text("Done.")
+    record_stop(hook_payload(t.write(), prompt_id="p-1"))
+    (first,) = _rows()
+    assert first["ask"] == "write the docs" and first["git_branch"] == "feature/x" and first["partial"] == 0
+    t.prompt("Stop hook feedback:\n- [lint]: typo", isMeta=True)
+    t.tool("Bash", result="x" * 20_000, command="make lint")
+    t.text("Fixed the typo.")
+    monkeypatch.setattr(hook_module, "read_last_turn", partial(read_last_turn, max_read=8_192))
+    record_stop(hook_payload(t.write(), prompt_id="p-1", stop_hook_active=True))
+    (row,) = _rows()
+    assert row["partial"] == 1 and row["stops"] == 2 and row["summary"].endswith("Fixed the typo."), row  # cut
+    assert (
+        row["ask"] == "write the docs" and row["git_branch"] == "feature/x" and row["started_at"] == first["started_at"]
+    )
+
+
 def test_prompt_id_is_the_identity_when_given(tmp_path):
     t = Transcript(tmp_path / "t.jsonl")
     t.prompt("hello")
