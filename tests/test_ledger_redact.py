@@ -3406,3 +3406,53 @@ def test_what_netlify_env_set_stores_after_its_options_is_masked(text, kept):
 )
 def test_a_password_after_an_emphasised_label_or_below_it_is_masked(text, kept):
     assert redact(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # An "&" inside a value is the value's: an .env line, a shell word without blanks, YAML; "&3" was kept.
+        ("PASSWORD=Tr0ub4dor&3", "PASSWORD=***"),
+        ("export PASSWORD=Tr0ub4dor&3 # rotated", "export PASSWORD=*** # rotated"),
+        ("```env\nDB_PASSWORD=Tr0ub&dor\nDB_USER=bob\n```", "```env\nDB_PASSWORD=***\nDB_USER=bob\n```"),
+        ("password: Tr0ub&dor", "password: ***"),
+        ('{"command": "DB_PASSWORD=Tr0ub&3 make test"}', '{"command": "DB_PASSWORD=*** make test"}'),
+        ("mysql -u root -pTr0ub&3 db", "mysql -u root -p*** db"),
+        ("kubectl create secret generic s --from-literal=password=Tr0ub&3", None),
+        ("vault kv put secret/app password=Tr0ub&3 user=bob", "vault kv put secret/app password=*** user=***"),
+        ("fly secrets set DB_PASSWORD=Tr0ub&3", "fly secrets set DB_PASSWORD=***"),
+        ("rclone config create r sftp pass Tr0ub&3 user bob", "rclone config create r sftp pass *** user bob"),
+        # An "&" before another parameter ends a URL's query value or a form body's, "&amp;" in HTML too.
+        ("curl https://api.x.io/v1?token=abc123def&user=bob", "curl https://api.x.io/v1?token=***&user=bob"),
+        (
+            "curl 'https://api.x.io/v1?user=bob&api_key=abc123def&page=2&per_page=50'",
+            "curl 'https://api.x.io/v1?user=bob&api_key=***&page=2&per_page=50'",
+        ),
+        ('<a href="https://x.io/?token=abc123&amp;user=bob">', '<a href="https://x.io/?token=***&amp;user=bob">'),
+        ('curl -d "password=hunter2x&user=bob" https://x.io', 'curl -d "password=***&user=bob" https://x.io'),
+        (
+            "curl -X POST -d 'user=bob&password=hunter2x&remember=1' https://x.io/login",
+            "curl -X POST -d 'user=bob&password=***&remember=1' https://x.io/login",
+        ),
+        # An "&" of the shell ends it: a command in the background, "&&", a redirection.
+        ("PASSWORD=hunter2x & echo started", "PASSWORD=*** & echo started"),
+        ("PASSWORD=hunter2x&&make", "PASSWORD=***&&make"),
+        ("(PASSWORD=hunter2x&)", "(PASSWORD=***&)"),
+        ("mycmd --password hunter2x &>/dev/null", "mycmd --password *** &>/dev/null"),
+        ("mycmd --password hunter2x 2>&1 | tee log", "mycmd --password *** 2>&1 | tee log"),
+        (
+            "vault kv put secret/x password=hunter2x & echo hi=there",
+            "vault kv put secret/x password=*** & echo hi=there",
+        ),
+        # A query string before a client's password option no longer ends the command: the password was kept.
+        ("curl 'https://x.io/?a=1&b=2' -u bob:hunter2x", "curl 'https://x.io/?a=1&b=2' -u bob:***"),
+        ("curl https://x.io/?a=1&b=2 -u bob:hunter2x", "curl https://x.io/?a=1&b=2 -u bob:***"),
+        ("curl https://x.io/ & curl -u bob:hunter2x https://y.io", "curl https://x.io/ & curl -u bob:*** https://y.io"),
+    ],
+)
+def test_an_ampersand_ends_a_value_only_where_a_url_or_the_shell_ends_it(text, kept):
+    masked = redact(text)
+    if kept is None:
+        assert "Tr0ub" not in masked and "&3" not in masked, masked
+    else:
+        assert masked == kept

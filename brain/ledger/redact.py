@@ -146,7 +146,13 @@ def _quoted(quote: str, group: str) -> str:
 # It stops at a line break escaped too (an odd run of backslashes, then n or r), as in JSON
 # text: "DB_PASSWORD=x\nOTHER=1" was masked to the end of its string. A "#" after a space is no
 # value but a comment (YAML, shell, .env): "api_token:  # note" had its comment masked.
-_BARE = r"(?:[^\s\"',;&\\]|\\[ \t]|(?:\\\\)+(?![\\\"'])|\\(?:\\\\)*(?![\\\"'nr]))+"
+# An "&" ends it where it ends a URL's query parameter (another "name=" after it, "&amp;" in HTML too:
+# "?token=x&user=y", a curl -d body) or is a shell's operator ("&", "&&", "&>", "2>&1" after a blank;
+# before a blank, a quote or the end); elsewhere it is the value's (.env's PASSWORD=Tr0ub4dor&3 kept "&3").
+_BARE = (
+    r"(?:[^\s\"',;&\\]|&(?![\s&;|<>()\\\"'`]|\Z|(?:amp;)?[\w.\-\[\]%]+=)"
+    r"|\\[ \t]|(?:\\\\)+(?![\\\"'])|\\(?:\\\\)*(?![\\\"'nr]))+"
+)
 _VALUE = (
     rf"(?!(?<=[ \t])#)({_quoted(chr(34), 'dq')}|\$?{_quoted(chr(39), 'sq')}"
     rf"|(?:\\*[\"'](?=\w))?{_BARE})"
@@ -184,9 +190,13 @@ _POINTERS = frozenset(
 )
 # Cookies as curl takes them: NAME=VALUE, more after "; ".
 _COOKIES = r"[^\s\"';]*=[^\s\"';]*(?:;\s*[^\s\"';]+)*"
+# A character of one shell command: not a line break, ";", "|", nor an "&" that is the shell's ("&", "&&",
+# "&>", before a blank, a bracket or the end); an "&" inside a word is the command's (a URL's query string,
+# "curl 'https://h/?a=1&b=2' -u bob:x", where the password was kept; .env's Tr0ub4dor&3).
+_IN_COMMAND = r"(?:[^\n;&|]|&(?![\s&;|<>()]|\Z))"
 # The rest of one shell command, shortest first: a client's options up to the password one.
 # Bounded, so a text with many client names costs a fixed amount per name.
-_SAME_COMMAND = r"[^\n;&|]{0,400}?"
+_SAME_COMMAND = rf"{_IN_COMMAND}{{0,400}}?"
 
 # Space between the words of a file where a line break may come, maybe escaped (JSON text).
 _GAP = r"(?:[ \t\r\n]|\\+[nrt])+"
@@ -903,7 +913,7 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     # assignment rule reads, and a secret's name only rclone gives one ("pass", "key": _mask_rclone); the
     # password rclone obscure takes and rclone reveal gives back (obscuring is no encryption: reveal undoes it);
     # rclone.conf's "pass = x" at a line's start (Python's "pass" is a statement, never a name assigned).
-    (("rclone",), r"(\brclone[ \t]+config[ \t]+(?:create|update|password)\b)([^\n;&|]{1,2000})", "rclone"),
+    (("rclone",), rf"(\brclone[ \t]+config[ \t]+(?:create|update|password)\b)({_IN_COMMAND}{{1,2000}})", "rclone"),
     (("rclone",), rf"(\brclone[ \t]+(?:obscure|reveal)[ \t]+)(?![-$]){_VALUE}", None),
     (
         ("pass",),
@@ -916,10 +926,10 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     # secret key of MinIO's mc alias set NAME URL ACCESS SECRET.
     (
         ("create secret",),
-        r"(\b(?:kubectl|oc)\b[^\n;&|]{0,200}?\bcreate[ \t]+secret\b)((?:[^\n;&|\\]|\\[^\n]|\\\n){1,4000})",
+        rf"(\b(?:kubectl|oc)\b{_IN_COMMAND}{{0,200}}?\bcreate[ \t]+secret\b)((?:[^\n;&|\\]|&(?![\s&;|<>()]|\Z)|\\[^\n]|\\\n){{1,4000}})",
         "from literal",
     ),
-    (("secrets set",), r"(\b(?:fly|flyctl|infisical)[ \t]+secrets[ \t]+set\b)([^\n;&|]{1,2000})", "vault"),
+    (("secrets set",), rf"(\b(?:fly|flyctl|infisical)[ \t]+secrets[ \t]+set\b)({_IN_COMMAND}{{1,2000}})", "vault"),
     (("secrets set",), rf"(\bdoppler[ \t]+secrets[ \t]+set[ \t]+[A-Za-z_][\w.-]*[ \t]+)(?![-$]){_VALUE}", None),
     (
         ("secret-string", "secret-binary"),
@@ -928,7 +938,7 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     ),
     (
         ("put-parameter", "keyvault secret"),
-        r"(\b(?:aws[ \t]+ssm[ \t]+put-parameter|az[ \t]+keyvault[ \t]+secret[ \t]+set)\b)([^\n;&|]{1,2000})",
+        rf"(\b(?:aws[ \t]+ssm[ \t]+put-parameter|az[ \t]+keyvault[ \t]+secret[ \t]+set)\b)({_IN_COMMAND}{{1,2000}})",
         "value flag",
     ),
     (
@@ -938,7 +948,7 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     ),
     # vault kv put / patch, vault write: every key=value after the path is the secret kept
     # (its -flags, a value read from a file, @x, or from stdin, -, stay).
-    (("vault",), r"(\bvault\s+(?:kv\s+(?:put|patch)|write)\b)([^\n;&|]{1,2000})", "vault"),
+    (("vault",), rf"(\bvault\s+(?:kv\s+(?:put|patch)|write)\b)({_IN_COMMAND}{{1,2000}})", "vault"),
     # .netrc: a machine's password after its login (machine HOST login USER password X, on one line
     # or several, in JSON text too); the pattern starts at "login" (a literal: fast) and _mask_netrc
     # finds "machine HOST" or "default" before it, the host with a dot or localhost, so prose
