@@ -3456,3 +3456,36 @@ def test_an_ampersand_ends_a_value_only_where_a_url_or_the_shell_ends_it(text, k
         assert "Tr0ub" not in masked and "&3" not in masked, masked
     else:
         assert masked == kept
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A flag after a secret's option is the next option, no value: it was masked, and what followed kept.
+        ("mycmd --secret --force", None),
+        ("mycmd --token --verbose run", None),
+        ("mycmd --password -v", None),
+        ("app --db-password --port 5432 run", None),
+        ("tailscale up --authkey --reset", None),
+        ("sshpass -p -e ssh host", None),
+        ("redis-cli -a --no-auth-warning ping", None),
+        ("redis-cli --pass --no-auth-warning ping", None),
+        ("aws configure set aws_secret_access_key --profile dev", None),
+        ("netlify env:set K --secret --force", None),
+        # The value after the flags is still masked.
+        (
+            "netlify env:set --secret --context production API_URL hunter2x",
+            "netlify env:set --secret --context production API_URL ***",
+        ),
+        ("netlify env:set --secret --force API_URL hunter2x", "netlify env:set --secret --force API_URL ***"),
+        ("mycmd --token hunter2x --force", "mycmd --token *** --force"),
+        ("sshpass -p hunter2x ssh host", "sshpass -p *** ssh host"),
+        ("redis-cli -a hunter2x ping", "redis-cli -a *** ping"),
+        # A value that starts with "-" but is no option's word stays a value; so does one after "=".
+        ("mycmd --password -hunter2", "mycmd --password ***"),
+        ("mycmd --password -5xY!", "mycmd --password ***"),
+        ("mycmd --password=--force", "mycmd --password=***"),
+    ],
+)
+def test_a_flag_after_a_secret_s_option_is_no_value(text, kept):
+    assert redact(text) == (text if kept is None else kept)

@@ -688,8 +688,8 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
         rf"((?i:\b(?:mysql\w*|mariadb[\w-]*))\b{_SAME_COMMAND}\s-p){_VALUE}",
         None,
     ),
-    (("sshpass",), rf"((?i:\bsshpass)\b{_SAME_COMMAND}\s-p\s*){_VALUE}", None),
-    (("redis-cli",), rf"(\bredis-cli\b{_SAME_COMMAND}\s(?:-a\s*|--pass\s+)){_VALUE}", None),
+    (("sshpass",), rf"((?i:\bsshpass)\b{_SAME_COMMAND}\s-p\s*)(?!-){_VALUE}", None),
+    (("redis-cli",), rf"(\bredis-cli\b{_SAME_COMMAND}\s(?:-a\s*|--pass\s+))(?!-){_VALUE}", None),
     # curl -u user:password (and --user, -U/--proxy-user): the user stays.
     (
         ("curl",),
@@ -723,7 +723,7 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     (
         ("configure",),
         rf"(?i)(\bconfigure\s+set\b{_SAME_COMMAND}\s(?:[\w-]+\.)*"
-        rf"(?:aws_secret_access_key|aws_session_token|aws_security_token)\s+){_VALUE}",
+        rf"(?:aws_secret_access_key|aws_session_token|aws_security_token)\s+)(?![-$]){_VALUE}",
         None,
     ),
     # More clients' password options: openssl's "-pass pass:X" (and -passin, -passout; an
@@ -2287,6 +2287,8 @@ def _name_start(text: str, at: int) -> int:
 
 # What follows a flag in a command or a table and is no value: a shell's operator, a table's bar.
 _OPERATORS = frozenset(["|", "||", "&&", ";", ">", ">>", "<", "<<", "&"])
+# An option after an option, no value of it: "--force", "--context=x", "-v", "-it" (letters alone: "-hunter2" is one).
+_FLAG_WORD = re.compile(r"--[A-Za-z][\w.-]*(?:=\S*)?|-[A-Za-z]+")
 # A shell's here-string, "<<< x": x is what the command reads on its standard input.
 _HERE_STRING = re.compile(rf"<<<[ \t]*(?P<value>{_VALUE})")
 
@@ -2318,6 +2320,8 @@ def _mask_assignments(text: str, pattern: str) -> str:
             value_span = here.span("value")
         elif sep.isspace() and text[match.start("value") : match.end("value")] in _OPERATORS:
             continue  # "--password | tee", "| --password | The password to use |": no value but a bar
+        elif sep.isspace() and text[value_span[0]] == "-" and _FLAG_WORD.fullmatch(text, *value_span):
+            continue  # "--secret --force": the next option, no value ("--force" was masked, and a value after it kept)
         if not _secret_name(text[start : match.end("name")]):  # cached: a text repeats its names
             continue
         if text[start : match.end("name")] == "secret" and _ADJECTIVE_BEFORE.search(text, max(0, start - 20), start):
