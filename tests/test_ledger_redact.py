@@ -3489,3 +3489,37 @@ def test_an_ampersand_ends_a_value_only_where_a_url_or_the_shell_ends_it(text, k
 )
 def test_a_flag_after_a_secret_s_option_is_no_value(text, kept):
     assert redact(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # Netlify's personal access tokens: of one case (or at 40 characters, some mixed) the long-token rule left them.
+        (
+            "netlify deploy --prod --auth nfp_abcdefghijklmnopqrstuvwxyz0123456789ab",
+            "netlify deploy --prod --auth nfp_***",
+        ),
+        ("token nfp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789 here", "token nfp_*** here"),
+        # Vercel's tokens and API keys (prefixed since 2025), 24 characters after the prefix: too short for that rule.
+        ("VERCEL: vcp_AbCdEfGhIjKlMnOpQrStUvWx", "VERCEL: vcp_***"),
+        ("keys: vci_AbCdEfGhIjKlMnOpQrStUvWx vca_AbCdEfGhIjKlMnOpQrStUvWx", "keys: vci_*** vca_***"),
+        ("vcr_AbCdEfGhIjKlMnOpQrStUvWx vck_AbCdEfGhIjKlMnOpQrStUvWx", "vcr_*** vck_***"),
+        # Notion's integration secrets, Hugging Face's organisation tokens (letters alone), a Cloudflare Origin CA
+        # key (lower-case hex), GitLab's feature-flag client tokens and runner registration tokens.
+        ("ntn_12345678901AbCdEfGhIjKlMnOpQrStUvWxYz012345678", "ntn_***"),
+        ("HF api_org_AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh ok", "HF api_org_*** ok"),
+        ("v1.0-0123456789abcdef01234567-" + "0123456789abcdef" * 9 + "01", "v1.0-***"),
+        ("unleash: glffct-AbCdEfGhIjKlMnOpQrSt", "unleash: glffct-***"),
+        ("gitlab-runner register --registration-token GR1348941AbCdEfGhIjKlMnOpQrSt", None),
+        ("GR1348941AbCdEfGhIjKlMnOpQrSt", "GR1348941***"),
+        # The prefixes named, a version, names with them inside stay.
+        ("the nfp_ prefix, vcp_ tokens, ntn_ keys, api_org_ tokens, v1.0-beta, glffct- tokens, GR1348941 runners", "="),
+        ("vcr_cassette_dir = 'fixtures'; @vcr_config_AbCdEfGhIjKlMnOpQrStUvWx", "="),
+    ],
+)
+def test_netlify_vercel_notion_and_other_keys_by_their_prefix_are_masked(text, kept):
+    masked = redact(text)
+    if kept is None:
+        assert "AbCdEfGh" not in masked, masked
+    else:
+        assert masked == (text if kept == "=" else kept)

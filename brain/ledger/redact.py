@@ -4,8 +4,9 @@ Shapes covered: API keys by their prefix, which may follow ``_`` but no letter o
 (OpenAI and Anthropic ``sk-…``, GitHub ``ghp_…``, ``github_pat_…`` and the other GitHub
 prefixes, AWS ``AKIA…``, Slack ``xox?-…``, ``xapp-…`` and webhook URLs, Discord webhook URLs, Telegram bot tokens, Google ``AIza…`` and
 ``ya29.…``, Stripe ``sk_live_…``, ``rk_live_…`` and ``whsec_…`` (not the publishable
-``pk_…``, public by design), Hugging Face ``hf_…``, GitLab ``glpat-…`` and its other
-tokens, npm ``npm_…``, PyPI ``pypi-Ag…``, SendGrid ``SG.….…``, DigitalOcean ``dop_v1_…``,
+``pk_…``, public by design), Hugging Face ``hf_…`` and ``api_org_…``, GitLab ``glpat-…`` and its other
+tokens (``GR1348941…`` too), npm ``npm_…``, Netlify ``nfp_…``, Vercel ``vcp_…`` (``vci_``, ``vca_``, ``vcr_``,
+``vck_``), Notion ``ntn_…``, a Cloudflare Origin CA key ``v1.0-…``, PyPI ``pypi-Ag…``, SendGrid ``SG.….…``, DigitalOcean ``dop_v1_…``,
 Shopify ``shpat_…``, age ``AGE-SECRET-KEY-1…``, Google OAuth client secrets ``GOCSPX-…``,
 Databricks ``dapi…``, Heroku ``HRKU-…``, Docker Hub ``dckr_pat_…``, Supabase ``sbp_…``, New Relic
 ``NRAK-…``, Postman ``PMAK-…``, Pulumi ``pul-…``, Render ``rnd_…``, Sentry ``sntryu_…``, Tailscale ``tskey-…``,
@@ -540,10 +541,23 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     # GitLab: personal, deploy, runner, pipeline trigger, CI job, feed, incoming mail,
     # OAuth application, service account and agent tokens.
     (
-        ("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glft-", "glimt-", "gloas-", "glsoat-", "glagent-"),
-        rf"({_lead('gl')}(?:pat|dt|rt|ptt|cbt|ft|imt|oas|soat|agent)-)[A-Za-z0-9_\-]{{20,}}",
+        ("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glft-", "glimt-", "gloas-", "glsoat-", "glagent-", "glffct-"),
+        rf"({_lead('gl')}(?:pat|dt|rt|ptt|cbt|ft|imt|oas|soat|agent|ffct)-)[A-Za-z0-9_\-]{{20,}}",
         r"\1" + MASK,
     ),
+    # GitLab's runner registration tokens (deprecated, still issued by older instances): "GR1348941" then 20.
+    (("gr1348941",), rf"({_lead('GR1348941')})[A-Za-z0-9_\-]{{20,}}", r"\1" + MASK),
+    # Netlify's personal access tokens (nfp_ and 36 to 40 letters and digits: at 40 characters the long-token
+    # rule missed some, and any of one case or without a digit); Vercel's since 2025 (personal vcp_, integration
+    # vci_, app access vca_ and refresh vcr_, API keys vck_; the classic tokens of 24 characters were too short
+    # for the long-token rule); Notion's internal integration secrets (ntn_, 11 digits, then 35); Hugging Face's
+    # organisation tokens (api_org_ and 34 letters, no digit: the long-token rule leaves them); a Cloudflare
+    # Origin CA key (v1.0-, 24 and 146 hex digits: lower case, which the long-token rule leaves).
+    (("nfp_",), rf"({_lead('nfp_')})[A-Za-z0-9]{{30,}}", r"\1" + MASK),
+    (("vcp_", "vci_", "vca_", "vcr_", "vck_"), rf"({_lead('vc[piakr]_')})[A-Za-z0-9]{{20,}}", r"\1" + MASK),
+    (("ntn_",), rf"({_lead('ntn_')})[0-9]{{11}}[A-Za-z0-9]{{30,}}", r"\1" + MASK),
+    (("api_org_",), rf"({_lead('api_org_')})[A-Za-z]{{30,}}(?![A-Za-z0-9])", r"\1" + MASK),
+    (("v1.0-",), rf"({_lead('v1[.]0-')})[a-f0-9]{{24}}-[a-f0-9]{{146}}(?![A-Za-z0-9])", r"\1" + MASK),
     # A Slack incoming webhook: the workspace and channel ids stay, the secret goes.
     (
         ("hooks.slack.com/services/",),
