@@ -551,7 +551,7 @@ def texts_folded_by(migration: str, monkeypatch: Any) -> Iterator[list[str | Non
     """The texts migration ``migration``'s SQL folds (each replace() call of its ё folding, None
     for a NULL column) while an index is opened in the block: how much of the index a migration
     reads, counted rather than timed. The migrations before and after it count apart."""
-    import brain.index.store as store_module
+    import brain.index.store_open as store_open
     from brain.index.schema import INDEX_MIGRATIONS
 
     folded: list[str | None] = []
@@ -562,7 +562,7 @@ def texts_folded_by(migration: str, monkeypatch: Any) -> Iterator[list[str | Non
             folded.append(text)
         return None if text is None else text.replace(old, new)
 
-    connect = store_module.connect
+    connect = store_open.connect
 
     def counting(*args: Any, **kwargs: Any) -> sqlite3.Connection:
         conn = connect(*args, **kwargs)
@@ -583,7 +583,7 @@ def texts_folded_by(migration: str, monkeypatch: Any) -> Iterator[list[str | Non
     steps[at] = (migration, counted)
     with monkeypatch.context() as patch:
         patch.setattr(INDEX_MIGRATIONS, "steps", steps)
-        patch.setattr(store_module, "connect", counting)
+        patch.setattr(store_open, "connect", counting)
         yield folded
 
 

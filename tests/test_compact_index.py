@@ -105,19 +105,19 @@ def test_the_external_content_index_stays_exact_through_edits_renames_and_delete
 
 def _index_traced(root: Path, monkeypatch) -> list[str]:
     """Index 30 small notes into ``root``'s index; every SQL statement the store ran, in order."""
-    from brain.index import store as store_module
+    from brain.index import store_open
 
     for i in range(30):
         write(root, f"Note {i}.md", f"# Note {i}\n\nWord{i} alpha.\n\n## Part\n\nBeta{i} gamma.\n")
     statements: list[str] = []
-    connect = store_module.connect
+    connect = store_open.connect
 
     def traced(*args, **kwargs):
         conn = connect(*args, **kwargs)
         conn.set_trace_callback(statements.append)
         return conn
 
-    monkeypatch.setattr(store_module, "connect", traced)
+    monkeypatch.setattr(store_open, "connect", traced)
     index_vault(root, progress=False)
     return statements
 
@@ -153,7 +153,7 @@ def test_a_new_index_has_8k_pages_and_an_older_one_keeps_its_own(tmp_path):
     """Chunk rows and note versions of 2-3 KB left most of each 4 KB page empty: a new index
     is made with 8 KB pages. An index made with 4 KB pages keeps working as it is (SQLite
     cannot change a WAL database's page size in place); `--rebuild` makes a new one."""
-    from brain.index.store import INDEX_PAGE_SIZE
+    from brain.index.store_open import INDEX_PAGE_SIZE
 
     root = tmp_path / "v"
     write(root, "Sourdough.md", "# Sourdough\n\nFeed the starter, bulk ferment five hours.\n")

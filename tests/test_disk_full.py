@@ -22,7 +22,7 @@ from conftest import write
 
 from brain import config
 from brain.cli import cli
-from brain.index import store as store_module
+from brain.index import store_open
 from brain.index.files import INDEX_FILE
 
 QUERY = "sqlite wal checkpoint"
@@ -43,7 +43,7 @@ def _one_line(result) -> str:
 def full_disk(monkeypatch):
     """Call it to fill the disk: from then on, no connection of an index database can grow its
     file (SQLITE_FULL); ``room()`` gives the room back."""
-    real = store_module.connect
+    real = store_open.connect
 
     def connect(path: str, *args, **kwargs) -> sqlite3.Connection:
         conn = real(path, *args, **kwargs)
@@ -53,10 +53,10 @@ def full_disk(monkeypatch):
 
     class Disk:
         def fill(self) -> None:
-            monkeypatch.setattr(store_module, "connect", connect)
+            monkeypatch.setattr(store_open, "connect", connect)
 
         def room(self) -> None:
-            monkeypatch.setattr(store_module, "connect", real)
+            monkeypatch.setattr(store_open, "connect", real)
 
     return Disk()
 
@@ -143,7 +143,7 @@ def test_a_disk_too_full_for_sqlite_shared_memory_file_still_answers(toy_vault, 
     # cannot make the 32 KB -shm file beside it (SQLITE_IOERR_SHMSIZE, "disk I/O error").
     # `brain ask` failed with that line, though the index was complete and readable.
     assert _invoke("index", "--vault", str(toy_vault)).exit_code == 0
-    real = store_module.connect
+    real = store_open.connect
 
     def connect(path: str, *args, **kwargs) -> sqlite3.Connection:
         if Path(path).name == INDEX_FILE:
@@ -152,7 +152,7 @@ def test_a_disk_too_full_for_sqlite_shared_memory_file_still_answers(toy_vault, 
             raise exc
         return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(store_module, "connect", connect)
+    monkeypatch.setattr(store_open, "connect", connect)
     result = _invoke("ask", "--vault", str(toy_vault), "--json", QUERY)
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)

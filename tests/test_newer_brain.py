@@ -34,8 +34,7 @@ from brain.cli import cli
 from brain.db import NewerLedger, kept_aside_dir, open_db
 from brain.db_migrations import MIGRATIONS
 from brain.errors import BrainError, NewerDatabaseError
-from brain.index import background, fts_merge, postings_child, postings_due, vectors
-from brain.index import store as store_module
+from brain.index import background, fts_merge, postings_child, postings_due, store_open, vectors
 from brain.index.files import RECALL_CACHE_FILE
 from brain.index.health import index_errors
 from brain.index.indexer import index_vault
@@ -335,7 +334,7 @@ def test_a_newer_index_locked_by_another_connection_is_busy_not_newer(newer_inde
         waited.append(busy_timeout_ms)
         return migrations.connect(path, busy_timeout_ms=200, **kwargs)
 
-    monkeypatch.setattr(store_module, "connect", brief)
+    monkeypatch.setattr(store_open, "connect", brief)
     _checkpointed(_index_db(newer_index))
     holder = sqlite3.connect(_index_db(newer_index), isolation_level=None, timeout=0)
     try:
@@ -653,13 +652,13 @@ def test_an_upgrade_landing_as_the_index_is_opened_leaves_nothing_in_it(toy_vaul
     refused: the child built and installed its postings into the newer index, its stderr empty."""
     index_vault(toy_vault, embedder=FakeEmbedder(), progress=False)
     directory = config.index_dir(toy_vault.resolve())
-    upgrade = store_module.upgrade
+    upgrade = store_open.upgrade
 
     def upgraded_meanwhile(conn: sqlite3.Connection, path: Path) -> None:
         upgrade(conn, path)
         _make_newer(_index_db(toy_vault), INDEX_MIGRATIONS.name, "notes")
 
-    monkeypatch.setattr(store_module, "upgrade", upgraded_meanwhile)
+    monkeypatch.setattr(store_open, "upgrade", upgraded_meanwhile)
     before = _folder(toy_vault)
     with pytest.raises(NewerDatabaseError, match=NEWER):
         postings_child._build(directory, early=False)  # the child's open, build and install

@@ -60,7 +60,7 @@ def test_an_open_told_nothing_says_nothing(held, capfd, caplog):
 
 @pytest.mark.parametrize("hook", ["stop", "prompt"])
 def test_the_hooks_never_load_the_index_store_whose_opens_say_they_wait(tmp_path, hook):
-    """The notice is the index store's (``store._waiting_for``); the hooks open brain.db alone,
+    """The notice is the index store's (``store_open._waiting_for``); the hooks open brain.db alone,
     without ``waiting``, and never the index (the prompt hook asks `brain serve`)."""
     home, vault = tmp_path / "home", tmp_path / "vault"
     home.mkdir()
@@ -86,4 +86,5 @@ def test_the_hooks_never_load_the_index_store_whose_opens_say_they_wait(tmp_path
     )
     assert proc.returncode == 0 and proc.stdout == b"", proc
     loaded = proc.stderr.decode()
-    assert "'brain.index.store'" not in loaded and "'brain" in loaded, loaded
+    assert "'brain.index.store'" not in loaded and "'brain.index.store_open'" not in loaded, loaded
+    assert "'brain" in loaded, loaded

@@ -1567,10 +1567,10 @@ def test_a_server_that_cannot_open_the_index_on_a_full_disk_says_so_in_one_line(
     from conftest import FakeEmbedder
 
     from brain.errors import NoSpaceError
-    from brain.index import store as store_module
+    from brain.index import store_open
 
     _index(toy_vault)
-    real = store_module.connect
+    real = store_open.connect
 
     def connect(path: str, *args, **kwargs):
         if path.endswith("index.db"):
@@ -1579,7 +1579,7 @@ def test_a_server_that_cannot_open_the_index_on_a_full_disk_says_so_in_one_line(
             raise exc
         return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(store_module, "connect", connect)
+    monkeypatch.setattr(store_open, "connect", connect)
     daemon = Daemon(toy_vault.resolve(), Service(toy_vault.resolve(), embedder=FakeEmbedder(), watch=False))
     with pytest.raises(NoSpaceError, match="no room left to write the index"):
         daemon.start()

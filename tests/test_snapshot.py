@@ -276,7 +276,7 @@ def test_a_process_opening_the_index_to_write_it_as_a_rebuild_swaps_it_leaves_th
 
 # An index opened to read it, held at its read-only open; then what it reads, as JSON. "open": an
 # index a newer brain upgraded (IndexStore.open with readonly_ok, as brain status, recall's
-# opening and timeline do: ``_open_readonly``); "integrity": health.integrity_problem
+# opening and timeline do: ``store_open.open_readonly``); "integrity": health.integrity_problem
 # (``open_read_only``, as `brain index --rebuild` and the MCP server read).
 HELD_READ_ONLY = _held(
     "index.db?mode=ro",
@@ -365,7 +365,7 @@ def test_a_rebuild_swapping_a_newer_index_as_a_file_is_put_beside_it_reads_the_n
 
 
 # An index opened (IndexStore.open; with ``readonly_ok``, an index a newer brain upgraded opens
-# read-only: ``_open_readonly``), held after its connection is made and before the store is built
+# read-only: ``store_open.open_readonly``), held after its connection is made and before the store is built
 # on it, until the test's word; then whether the store says it is the index at its path, as JSON.
 HELD_BUILDING = """
 import json, sys, time

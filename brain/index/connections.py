@@ -10,6 +10,7 @@ import os
 import sqlite3
 import stat
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 
 from ..errors import BrainError
@@ -103,3 +104,12 @@ def open_read_only(database: Path, timeout: float = 5) -> sqlite3.Connection:
         raise sqlite3.OperationalError(f"unable to open database file: {database} is not a regular file")
     uri = f"{database.absolute().as_uri()}?mode=ro"
     return connect_unswapped(database, lambda: sqlite3.connect(uri, uri=True, timeout=timeout), read_header)
+
+
+def rollback(conn: sqlite3.Connection) -> None:
+    """End a failed write transaction. SQLite may have rolled it back itself (a full disk, an
+    I/O error): a ROLLBACK then fails with "no transaction is active", which must not hide
+    the cause."""
+    if conn.in_transaction:
+        with suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")

@@ -16,7 +16,7 @@ import sqlite3
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import config
 from ..errors import (
@@ -371,6 +371,50 @@ def _related(path: Path, directory: Path) -> bool:
     except OSError:
         return False
     return directory.is_relative_to(path) or path.is_relative_to(directory.parent)
+
+
+def note_count_at(directory: Path) -> int | None:
+    """How many notes the index database in ``directory`` holds, read-only; None if unreadable."""
+    try:
+        conn = open_read_only(directory / INDEX_FILE, timeout=1)
+        try:
+            return int(conn.execute("SELECT count(*) FROM notes").fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+
+
+def history_at(directory: Path) -> dict[str, Any] | None:
+    """What history the index in ``directory`` holds, read-only (``{"damaged": True}`` when it
+    cannot be read, or a table of it is gone; None when there is no index): past_versions, notes_with_past,
+    closed_edges, since. Before m007_history, no history: zeros."""
+    path = directory / INDEX_FILE
+    if not path.exists():
+        return None
+    try:
+        refuse_emptied(path)
+        conn = open_read_only(path)
+        try:
+            # a table of the history gone first: its absence is then no index from before history
+            if UNCARRIABLE_HISTORY.intersection(missing_tables(conn)):  # a rebuild cannot carry it
+                return {"damaged": True}
+            if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'note_versions'").fetchone():
+                return {"past_versions": 0, "notes_with_past": 0, "closed_edges": 0, "since": None}
+            one = lambda sql: conn.execute(sql).fetchone()[0]
+            since = conn.execute("SELECT value FROM meta WHERE key = 'history_since'").fetchone()
+            return {
+                "past_versions": one("SELECT count(*) FROM note_versions WHERE recorded_to IS NOT NULL"),
+                "notes_with_past": one(
+                    "SELECT count(DISTINCT note_id) FROM note_versions WHERE recorded_to IS NOT NULL"
+                ),
+                "closed_edges": one("SELECT count(*) FROM link_history WHERE recorded_to IS NOT NULL"),
+                "since": float(since[0]) if since else None,
+            }
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:
+        return {"damaged": True}
 
 
 def integrity_problem(directory: Path) -> str | None:

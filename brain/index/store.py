@@ -20,21 +20,16 @@ import sqlite3
 import time
 import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import config
-from ..errors import (
-    NewerDatabaseError,
-    NotWritableError,
-)
-from ..file_state import file_size_limit_met
 from ..links import alias_key, key_stem, link_stem, note_keys
-from ..migrations import connect, has_table
-from . import scan_snapshot
-from .connections import file_identity, open_read_only, open_unswapped, read_header
+from ..migrations import has_table
+from . import health, scan_snapshot, store_open
+from .connections import file_identity, rollback
 from .files import INDEX_FILE
 from .fts_search import FtsSearch
 from .health import (
@@ -42,15 +37,9 @@ from .health import (
     HISTORY_TABLES,
     SEARCH_INDEX_TABLES,
     TEXT_TABLES,
-    UNCARRIABLE_HISTORY,
-    file_size_limit_message,
-    files_in,
     is_not_writable,
     missing_table_message,
     missing_tables,
-    no_room,
-    no_space_message,
-    refuse_emptied,
 )
 from .query_reads import QueryReads
 from .scan_snapshot import Snapshot
@@ -67,13 +56,7 @@ from .schema import (
     stem_hash,
     unpack_ids,
 )
-from .upgrades import (
-    migration_count,
-    newer_index_message,
-    record_again,
-    refuse_lost_record,
-    upgrade,
-)
+from .upgrades import refuse_newer
 from .version_text import (
     SEGMENTED,
     SEGMENTS_FROM,
@@ -102,11 +85,6 @@ log = logging.getLogger("brain")
 # server reloads on its change, whichever it was: it does the same for both (``server.service``).
 # An index stamped by vacuumed_at and pruned_at, its two keys before, keeps them unread.
 RELOAD = "reload_at"
-# The page size of a new index database. A chunk row (text and a 768-byte vector) or a note's
-# version (its compressed text) is often 2-3 KB: two never share a 4 KB page, and the rest of
-# the page stays empty. At 8 KB the index is 5-8% smaller (bench/scale.py, the two real vaults);
-# 16 KB gains little more and reads twice the bytes for each chunk recall fetches.
-INDEX_PAGE_SIZE = 8192
 HISTORY_CLOCK = "history_clock"  # meta: the latest moment history recorded at (``history_latest``)
 NAMES_CLOCK = "names_clock"  # meta: the latest moment a note's names changed (``Recorder.names_moved``)
 _T = TypeVar("_T")
@@ -289,211 +267,35 @@ class IndexStore:
         rerecord: bool = False,
         warn_newer: bool = True,
     ) -> IndexStore:
-        """Open (creating and migrating as needed) the index database in ``directory``.
-
-        ``rerecord`` (`--repair`): an index whose record of its migrations is gone has it made
-        again from its schema (``Migrations.applied_from_schema``); without it, that is "no such
-        table: _migrations", since applying them would run the first over its own tables.
-
-        ``readonly_ok``: where the folder cannot be written (a read-only brain home, or a disk
-        with no room for the shared-memory file SQLite makes beside a database it opens), open
-        the database read-only instead, for commands that only read; so is an index a newer
-        brain upgraded (``newer``: its migrations this code lacks), said once in the log unless
-        ``warn_newer`` is False (`brain status` says it in its report).
-        """
-        config.private_folder(directory, create=create)  # note text: the user's alone, whatever the umask
-        path = directory / INDEX_FILE
-        refuse_emptied(path)
-        conn = None
-        recorded_again = False
-        try:
-            conn, identity = _connect_in_place(path, page_size=INDEX_PAGE_SIZE)
-            config.private_file(path)  # SQLite made it (and its -wal, -shm) with the umask's 0644
-            conn.row_factory = sqlite3.Row
-            if INDEX_MIGRATIONS.lost_record(conn):
-                record_again(conn, path) if rerecord else refuse_lost_record()
-                recorded_again = True
-            newer = INDEX_MIGRATIONS.unknown(conn)
-            if not newer:
-                upgrade(conn, path)
-                # Counted, then the record read again: a newer brain's upgrade landing after the
-                # look above (during this one, or just after it) is in the record read now, or
-                # recorded after the count, where ``_refuse_newer`` sees it. Counted after the one
-                # look, an upgrade landing between them was counted as this code's own: the
-                # store's writes went on into the newer index (a postings child's install did).
-                migrations_seen = migration_count(conn)
-                newer = INDEX_MIGRATIONS.unknown(conn)
-            if newer:
-                conn.close()
-                conn = None
-                if not readonly_ok:  # a command that writes it: never by this code's older rules
-                    raise NewerDatabaseError(newer_index_message(path, newer))
-                # reads go on (the newer brain added to the schema; what this code reads is there),
-                # said once, and the store is read-only: nothing of this code is written into it
-                if warn_newer:
-                    log.warning("%s", newer_index_message(path, newer, reading=True))
-                why = "this brain does not write an index a newer brain upgraded"
-                store = cls._open_readonly(directory, why, written=True)
-                store.newer = newer
-                return store
-        except sqlite3.OperationalError as exc:
-            if conn is not None:
-                conn.close()
-            full = no_room(exc)
-            if not (readonly_ok and path.exists() and (is_not_writable(exc) or full)):
-                raise
-            limit = file_size_limit_met(exc, files_in(directory)) if full else None
-            why = (
-                file_size_limit_message(directory, str(exc), limit)
-                if limit is not None
-                else no_space_message(directory, str(exc))
-            )
-            return cls._open_readonly(directory, why if full else None)
-        except BaseException:
-            if conn is not None:
-                conn.close()
-            raise
-        store = cls(
-            conn,
-            directory,
-            identity=identity,
-            reader=lambda: connect(str(path), check_same_thread=False),
+        """Open (creating and migrating as needed) the index database in ``directory``
+        (``store_open.open_store``: ``rerecord``, ``readonly_ok`` and ``warn_newer`` are its)."""
+        return store_open.open_store(
+            cls, directory, create=create, readonly_ok=readonly_ok, rerecord=rerecord, warn_newer=warn_newer
         )
-        store.recorded_again = recorded_again  # the record of the migrations, lost: `--repair` says so
-        store._migrations_seen = migrations_seen
-        return store
-
-    @classmethod
-    def _open_readonly(cls, directory: Path, why: str | None = None, *, written: bool = False) -> IndexStore:
-        path = (directory / INDEX_FILE).absolute()
-        # With a -wal file, SQLite reads it through the -shm beside it. Without one, or with an
-        # empty one (the last writer closed cleanly, or an open on a full disk made it), the
-        # database file is the whole truth, and since this folder cannot be written (or has no
-        # room for a -shm file, which every writer needs) nobody can change it: ``immutable``
-        # reads it without the -shm file SQLite could not create.
-        wal = path.with_name(path.name + "-wal")
-        # ``written``: a folder others write (a newer brain's index): never immutable
-        query = "mode=ro" if written or (wal.exists() and wal.stat().st_size) else "mode=ro&immutable=1"
-        uri = f"{path.as_uri()}?{query}"
-        conn, identity = open_unswapped(
-            path, lambda: sqlite3.connect(uri, uri=True, isolation_level=None, timeout=5), read_header
-        )
-        try:
-            conn.row_factory = sqlite3.Row  # (not query_only: the lexical lane needs a temp table)
-            if INDEX_MIGRATIONS.lost_record(conn):
-                refuse_lost_record()
-            pending = INDEX_MIGRATIONS.pending(conn)
-        except BaseException:
-            conn.close()
-            raise
-        if pending:
-            conn.close()
-            raise NotWritableError(
-                f"the index {path} was made by an older brain and must be upgraded, which needs "
-                f"write access to {directory}: run `brain index` once where it is writable"
-            )
-        reader = lambda: sqlite3.connect(uri, uri=True, isolation_level=None, timeout=5, check_same_thread=False)
-        return cls(conn, directory, identity=identity, readonly=True, reader=reader, why_readonly=why)
 
     @classmethod
     def in_memory(cls, directory: Path) -> IndexStore:
         """An empty index that is never saved: what `status` reads before any `brain index`."""
-        conn = connect(":memory:")
-        conn.row_factory = sqlite3.Row
-        INDEX_MIGRATIONS.apply(conn)
-        return cls(conn, directory, identity=None, readonly=True)  # of no file
+        return store_open.in_memory(cls, directory)
 
     @classmethod
     def open_snapshot(cls, directory: Path, *, split_searches: bool = False) -> IndexStore:
-        """A reader pinned to the state committed when it opens, until ``close()``.
-
-        It holds one read transaction (SQLite WAL: writers go on committing; this reader keeps
-        seeing the state it started from), so every query through it reads the rows its vectors
-        were built from. The connection is not bound to the opening thread: a server builds a
-        snapshot on one thread and queries it on another, never both at once.
-
-        ``split_searches`` (a snapshot that answers queries): on an index large enough to split
-        BM25 searches, open the readers that run the parts now, each pinned to the same state
-        (``FtsSearch.pin``); a snapshot opened only to look at the index leaves them closed.
-        """
-        path = directory / INDEX_FILE
-        refuse_emptied(path)
-        reader = (lambda: connect(str(path), check_same_thread=False)) if split_searches else None
-        # The file and its WAL one index's across a rebuild's swap (``open_unswapped``); on the
-        # last try the snapshot is kept and says it was replaced (``still_at_its_path``).
-        waiting = _waiting_for(path)
-        conn, identity = open_unswapped(
-            path,
-            lambda: connect(str(path), check_same_thread=False, waiting=waiting),
-            _begin_read,
-            keep_last=True,
-        )
-        conn.row_factory = sqlite3.Row
-        store = cls(conn, directory, identity=identity, reader=reader)
-        try:
-            if split_searches:
-                store._fts.pin(store)
-        except BaseException:
-            store.close()
-            raise
-        return store
+        """A reader pinned to the state committed when it opens, until ``close()``
+        (``store_open.open_snapshot``: ``split_searches`` is its)."""
+        return store_open.open_snapshot(cls, directory, split_searches=split_searches)
 
     def _begin_snapshot(self) -> None:
-        _begin_read(self.conn)
+        store_open.begin_read(self.conn)
 
     def restart_snapshot(self) -> None:
         """Start this snapshot's read transactions again (its own and its BM25 readers'), on the
         state committed now. The caller makes sure that state is the one they held (no commit
         since, and none can come: it holds the write lock): a server folding the WAL in
         (``server.service.fold_wal``), which no reader may keep a place in."""
-        for conn in [self.conn, *self._fts.pinned_readers()]:
-            conn.execute("ROLLBACK")
-            conn.execute("BEGIN")
-            conn.execute("SELECT count(*) FROM meta").fetchone()  # the transaction starts at its first read
+        store_open.restart_reads([self.conn, *self._fts.pinned_readers()])
 
-    @staticmethod
-    def note_count_at(directory: Path) -> int | None:
-        """How many notes the index database in ``directory`` holds, read-only; None if unreadable."""
-        try:
-            conn = open_read_only(directory / INDEX_FILE, timeout=1)
-            try:
-                return int(conn.execute("SELECT count(*) FROM notes").fetchone()[0])
-            finally:
-                conn.close()
-        except sqlite3.Error:
-            return None
-
-    @staticmethod
-    def history_at(directory: Path) -> dict[str, Any] | None:
-        """What history the index in ``directory`` holds, read-only (``{"damaged": True}`` when it
-        cannot be read, or a table of it is gone; None when there is no index): past_versions, notes_with_past,
-        closed_edges, since. Before m007_history, no history: zeros."""
-        path = directory / INDEX_FILE
-        if not path.exists():
-            return None
-        try:
-            refuse_emptied(path)
-            conn = open_read_only(path)
-            try:
-                # a table of the history gone first: its absence is then no index from before history
-                if UNCARRIABLE_HISTORY.intersection(missing_tables(conn)):  # a rebuild cannot carry it
-                    return {"damaged": True}
-                if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'note_versions'").fetchone():
-                    return {"past_versions": 0, "notes_with_past": 0, "closed_edges": 0, "since": None}
-                one = lambda sql: conn.execute(sql).fetchone()[0]
-                since = conn.execute("SELECT value FROM meta WHERE key = 'history_since'").fetchone()
-                return {
-                    "past_versions": one("SELECT count(*) FROM note_versions WHERE recorded_to IS NOT NULL"),
-                    "notes_with_past": one(
-                        "SELECT count(DISTINCT note_id) FROM note_versions WHERE recorded_to IS NOT NULL"
-                    ),
-                    "closed_edges": one("SELECT count(*) FROM link_history WHERE recorded_to IS NOT NULL"),
-                    "since": float(since[0]) if since else None,
-                }
-            finally:
-                conn.close()
-        except sqlite3.DatabaseError:
-            return {"damaged": True}
+    note_count_at = staticmethod(health.note_count_at)
+    history_at = staticmethod(health.history_at)
 
     def close(self) -> None:
         self._fts.close()
@@ -581,7 +383,7 @@ class IndexStore:
         try:
             yield self.conn
         except BaseException:
-            _rollback(self.conn)
+            rollback(self.conn)
             raise
         finally:
             self._written_once = None
@@ -592,17 +394,9 @@ class IndexStore:
         return INDEX_MIGRATIONS.unknown(self.conn)
 
     def _refuse_newer(self) -> None:
-        """Inside the write lock (nobody migrates meanwhile): when a newer brain upgraded the
-        index since this store opened it, roll back and raise ``NewerDatabaseError``. One count
-        of a table of a few dozen rows a transaction."""
-        if self._migrations_seen is None or migration_count(self.conn) == self._migrations_seen:
-            return
-        newer = INDEX_MIGRATIONS.unknown(self.conn)
-        if not newer:  # this code's own (another process applied one this store found pending)
-            self._migrations_seen = migration_count(self.conn)
-            return
-        _rollback(self.conn)
-        raise NewerDatabaseError(newer_index_message(self.directory / INDEX_FILE, newer))
+        """Inside the write lock: roll back and raise when a newer brain upgraded the index since
+        this store opened it (``upgrades.refuse_newer``)."""
+        self._migrations_seen = refuse_newer(self.conn, self.directory / INDEX_FILE, self._migrations_seen)
 
     def _unchanged_cache(self) -> dict[str, object]:
         """A cache that lives while the database is unchanged: by another connection (SQLite's
@@ -778,7 +572,7 @@ class IndexStore:
             self.conn.execute("INSERT OR REPLACE INTO scan_snapshot (id, data) VALUES (1, ?)", (data,))
             self.conn.execute("DELETE FROM scan_snapshot_log")
         except BaseException:
-            _rollback(self.conn)
+            rollback(self.conn)
             raise
         self.conn.execute("COMMIT")
         return stats, scan_snapshot.Snapshot(data, [], [])
@@ -2928,15 +2722,6 @@ def _varints(blob: bytes) -> list[int]:
     return out
 
 
-def _rollback(conn: sqlite3.Connection) -> None:
-    """End a failed write transaction. SQLite may have rolled it back itself (a full disk, an
-    I/O error): a ROLLBACK then fails with "no transaction is active", which must not hide
-    the cause."""
-    if conn.in_transaction:
-        with suppress(sqlite3.Error):
-            conn.execute("ROLLBACK")
-
-
 def _new_fts_rows(suffix: str) -> list[tuple]:
     """The rows of a new FTS5 table's table ``<name>_<suffix>`` (config: its version; data: its
     empty structure)."""
@@ -2946,37 +2731,6 @@ def _new_fts_rows(suffix: str) -> list[tuple]:
         return conn.execute(f"SELECT * FROM t_{suffix}").fetchall()
     finally:
         conn.close()
-
-
-def _connect_in_place(path: Path, *, page_size: int) -> tuple[sqlite3.Connection, tuple[int, int] | None]:
-    """``connect`` to the database at ``path``, the file and its WAL one index's
-    (``open_unswapped``: ``connect``'s switch to WAL is its first read), with the identity of
-    the file opened. What was written through a connection torn by a rebuild's swap (a
-    migration, the background postings and FTS5 merges, which take no writer lock) went into the
-    new index as pages of the old one."""
-    waiting = _waiting_for(path)
-    return open_unswapped(path, lambda: connect(str(path), page_size=page_size, waiting=waiting))
-
-
-def _waiting_for(path: Path) -> Callable[[], None]:
-    """What an open of the index says, once (on stderr, or in the server's log), when it has
-    waited a second for a lock another process holds: a command sat silent for the 5 s busy
-    timeout, then said "busy". Said once across the opens of ``open_unswapped``. The hooks never
-    open the index (the prompt hook asks the server)."""
-    told: list[bool] = []
-
-    def waiting() -> None:
-        if not told:
-            told.append(True)
-            log.warning("another process holds the index %s locked: waiting for it…", path)
-
-    return waiting
-
-
-def _begin_read(conn: sqlite3.Connection) -> None:
-    """A snapshot's read transaction, begun: it starts at its first read (of meta)."""
-    conn.execute("BEGIN")
-    conn.execute("SELECT count(*) FROM meta").fetchone()
 
 
 def dumps(value: object) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import BrainError, IndexDamagedError, NewerDatabaseError, newer_than_this
-from .connections import connect_unswapped, open_read_only
+from .connections import connect_unswapped, open_read_only, rollback
 from .files import INDEX_FILE
 from .schema import INDEX_MIGRATIONS
 
@@ -65,6 +65,20 @@ MIGRATIONS_TABLE = "_migrations"  # the record of the migrations applied (``Migr
 
 def migration_count(conn: sqlite3.Connection) -> int:
     return int(conn.execute(f"SELECT count(*) FROM {MIGRATIONS_TABLE}").fetchone()[0])
+
+
+def refuse_newer(conn: sqlite3.Connection, path: Path, seen: int | None) -> int | None:
+    """Inside the write lock (nobody migrates meanwhile): when a newer brain upgraded the index at
+    ``path`` since a store opened it with ``seen`` migrations recorded (None: never to be looked
+    at), roll back and raise ``NewerDatabaseError``; else the count to hold from now on. One count
+    of a table of a few dozen rows a transaction."""
+    if seen is None or migration_count(conn) == seen:
+        return seen
+    newer = INDEX_MIGRATIONS.unknown(conn)
+    if not newer:  # this code's own (another process applied one this store found pending)
+        return migration_count(conn)
+    rollback(conn)
+    raise NewerDatabaseError(newer_index_message(path, newer))
 
 
 def newer_migrations(directory: Path) -> list[str]:
