@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from index_helpers import IndexView, index_into
 
 from brain.cli import cli
+from brain.index.store import IndexStore
 from brain.links import property_links
 from brain.notes import parse_note
 
@@ -334,25 +335,24 @@ def test_an_edge_the_rule_does_not_move_keeps_its_history(tmp_path, closing):
         root = conn.execute("SELECT id FROM notes WHERE path = 'Phonetics.md'").fetchone()[0]
         start = conn.execute("SELECT recorded_from FROM link_history WHERE target = 'Phonetics'").fetchone()[0]
         conn.execute("UPDATE note_versions SET recorded_from = ? WHERE note_id = ?", (start + 60, root))
+        conn.commit()
         before = conn.execute("SELECT * FROM link_history ORDER BY id").fetchall()
-        store = type("Store", (), {"conn": conn})()
-        assert reread_link_history(store) == 0
-        assert conn.execute("SELECT * FROM link_history ORDER BY id").fetchall() == before
-        assert before[0][5] == root  # target_id: the root note, from the edge's start
+    store = closing(IndexStore.open(directory))
+    assert reread_link_history(store) == 0
+    assert [tuple(row) for row in store.conn.execute("SELECT * FROM link_history ORDER BY id")] == before
+    assert before[0][5] == root  # target_id: the root note, from the edge's start
 
 
-def test_a_first_build_reads_no_note_version_for_the_link_history(tmp_path):
+def test_a_first_build_reads_no_note_version_for_the_link_history(tmp_path, closing):
     """m037 runs on a new index too, so its first build reads the link history again: with no edge
     resolved yet there is nothing to read it by, and the versions of every note were read for it."""
-    import sqlite3
-
     from brain.index.linking import reread_link_history
 
-    conn = sqlite3.connect(":memory:")
-    conn.execute("CREATE TABLE link_history (id INTEGER PRIMARY KEY, status TEXT, target TEXT, kind TEXT)")
-    conn.execute("CREATE TABLE note_versions (note_id INTEGER, path TEXT, aliases TEXT, recorded_from REAL)")
-    conn.execute("INSERT INTO link_history (status, target, kind) VALUES ('pending', 'Index', 'wikilink')")
+    store = closing(IndexStore.in_memory(tmp_path))
+    store.conn.execute(
+        "INSERT INTO link_history (source_id, target, kind, status, recorded_from) VALUES (1, 'Index', 'wikilink', 'pending', 0)"
+    )
     statements: list[str] = []
-    conn.set_trace_callback(statements.append)
-    assert reread_link_history(type("Store", (), {"conn": conn})()) == 0
-    assert not [sql for sql in statements if "note_versions" in sql]
+    store.conn.set_trace_callback(statements.append)
+    assert reread_link_history(store) == 0
+    assert statements and not [sql for sql in statements if "note_versions" in sql]

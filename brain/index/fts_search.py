@@ -25,6 +25,7 @@ from . import fts_pruning
 from .files import INDEX_FILE
 from .fts_pruning import Pruning
 from .readers import OPEN_FAILURES, ReaderFailed, ReaderPool
+from .store_open import begin_read
 
 if TYPE_CHECKING:
     from .store import IndexStore
@@ -103,10 +104,8 @@ class FtsSearch:
             assert conns is not None
             before = [data_version(c) for c in conns]
             store.conn.execute("ROLLBACK")
-            store._begin_snapshot()
-            for c in conns:
-                c.execute("BEGIN")
-                c.execute("SELECT count(*) FROM meta").fetchone()
+            for c in (store.conn, *conns):
+                begin_read(c)
             if [data_version(c) for c in conns] == before:
                 readers.pinned = True
                 return

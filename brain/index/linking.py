@@ -65,7 +65,7 @@ def resolve_links(
         moment = now()
         if store.get_meta(REREAD_HISTORY) is not None:
             reread_link_history(store)
-            store.conn.execute("DELETE FROM meta WHERE key = ?", (REREAD_HISTORY,))
+            store.delete_meta(REREAD_HISTORY)
         with store.resolution_indexes_dropped(sum(p for _, _, p in by_source)):
             for within in _parts(by_source, under_stems):
                 todo = store.links_to_resolve(every=full, within=within)
@@ -174,27 +174,17 @@ def reread_link_history(store: IndexStore) -> int:
     saw the notes one after another) is left as it was. A piece no note of the name answers then
     keeps the edge's target (an alias may have: only the notes of the name are read). Returns how
     many edges changed."""
-    conn = store.conn
-    if conn.execute("SELECT 1 FROM link_history WHERE status = 'resolved' LIMIT 1").fetchone() is None:
+    if not store.any_resolved_edge():
         return 0  # a first build (m037 runs on a new index too): no edge resolved yet, no version read
     versions: dict[str, list[tuple[int, str, str, float, float | None]]] = {}  # name key -> versions
     by_note: dict[int, list[tuple[str, float, float | None]]] = {}
-    for note_id, path, aliases, start, end in conn.execute(
-        "SELECT note_id, path, aliases, recorded_from, recorded_to FROM note_versions ORDER BY recorded_from, id"
-    ):
+    for note_id, path, aliases, start, end in store.every_version_span():
         versions.setdefault(key_stem(note_keys(path)[1]), []).append((note_id, path, aliases, start, end))
         by_note.setdefault(note_id, []).append((path, start, end))
     shared = {stem for stem, rows in versions.items() if len({row[0] for row in rows}) > 1}
     if not shared:
         return 0
-    edges = [
-        row
-        for row in conn.execute(
-            "SELECT id, source_id, target, kind, target_id, recorded_from, recorded_to FROM link_history"
-            " WHERE status = 'resolved' ORDER BY id"
-        ).fetchall()
-        if link_stem(row[2], row[3]) in shared
-    ]
+    edges = [row for row in store.resolved_link_history() if link_stem(row[2], row[3]) in shared]
     changed = 0
     for edge_id, source_id, target, kind, target_id, start, end in edges:
         named = versions[str(link_stem(target, kind))]
@@ -227,16 +217,7 @@ def reread_link_history(store: IndexStore) -> int:
             continue
         changed += 1
         ends = [begun for begun, _ in pieces[1:]] + [end]
-        conn.execute(
-            "UPDATE link_history SET target_id = ?, recorded_to = ? WHERE id = ?", (pieces[0][1], ends[0], edge_id)
-        )
-        for (begun, answer), ended in zip(pieces[1:], ends[1:], strict=True):
-            conn.execute(
-                "INSERT INTO link_history (source_id, target, kind, count, target_id, status, world_date,"
-                " valid_from, valid_to, note_status, recorded_from, recorded_to) SELECT source_id, target, kind,"
-                " count, ?, status, world_date, valid_from, valid_to, note_status, ?, ? FROM link_history WHERE id = ?",
-                (answer, begun, ended, edge_id),
-            )
+        store.cut_edge(edge_id, [(answer, begun, ended) for (begun, answer), ended in zip(pieces, ends, strict=True)])
     return changed
 
 

@@ -284,9 +284,6 @@ class IndexStore:
         (``store_open.open_snapshot``: ``split_searches`` is its)."""
         return store_open.open_snapshot(cls, directory, split_searches=split_searches)
 
-    def _begin_snapshot(self) -> None:
-        store_open.begin_read(self.conn)
-
     def restart_snapshot(self) -> None:
         """Start this snapshot's read transactions again (its own and its BM25 readers'), on the
         state committed now. The caller makes sure that state is the one they held (no commit
@@ -417,6 +414,9 @@ class IndexStore:
             "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (key, str(value)),
         )
+
+    def delete_meta(self, key: str) -> None:
+        self.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
 
     def fts_tokenizer(self) -> str:
         """The tokenizer chunks_fts was created with (indexes from before the option: unicode61)."""
@@ -2512,6 +2512,40 @@ class IndexStore:
                 yield from (r[0] for r in rows)
         finally:
             cursor.close()
+
+    def any_resolved_edge(self) -> bool:
+        """Whether the link history holds an edge that was resolved (a first build has none yet)."""
+        return self.conn.execute("SELECT 1 FROM link_history WHERE status = 'resolved' LIMIT 1").fetchone() is not None
+
+    def every_version_span(self) -> list[tuple[int, str, str, float, float | None]]:
+        """Every note version's (note id, path, aliases, recorded from, recorded to), oldest first."""
+        return self.conn.execute(
+            "SELECT note_id, path, aliases, recorded_from, recorded_to FROM note_versions ORDER BY recorded_from, id"
+        ).fetchall()
+
+    def resolved_link_history(self) -> list[tuple[int, int, str, str, int, float, float | None]]:
+        """The link history's resolved edges: (id, source id, target, kind, target id, recorded
+        from, recorded to), in the order they were written."""
+        return self.conn.execute(
+            "SELECT id, source_id, target, kind, target_id, recorded_from, recorded_to FROM link_history"
+            " WHERE status = 'resolved' ORDER BY id"
+        ).fetchall()
+
+    def cut_edge(self, edge_id: int, pieces: list[tuple[int | None, float, float | None]]) -> None:
+        """The edge ``edge_id`` read again as ``pieces`` (target id, recorded from, recorded to),
+        one after another over its span: it keeps the first, each other is a copy of it with its own
+        target and span (``linking.reread_link_history``)."""
+        (target_id, _, ended), *rest = pieces
+        self.conn.execute(
+            "UPDATE link_history SET target_id = ?, recorded_to = ? WHERE id = ?", (target_id, ended, edge_id)
+        )
+        for answer, begun, ended in rest:
+            self.conn.execute(
+                "INSERT INTO link_history (source_id, target, kind, count, target_id, status, world_date,"
+                " valid_from, valid_to, note_status, recorded_from, recorded_to) SELECT source_id, target, kind,"
+                " count, ?, status, world_date, valid_from, valid_to, note_status, ?, ? FROM link_history WHERE id = ?",
+                (answer, begun, ended, edge_id),
+            )
 
     def edges_at(self, moment: float) -> list[tuple[int, int, str, int]]:
         """(source id, target id, kind, times written) of every resolved edge recorded at

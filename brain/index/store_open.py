@@ -203,8 +203,7 @@ def restart_reads(conns: Iterable[sqlite3.Connection]) -> None:
     (``IndexStore.restart_snapshot``)."""
     for conn in conns:
         conn.execute("ROLLBACK")
-        conn.execute("BEGIN")
-        conn.execute("SELECT count(*) FROM meta").fetchone()  # the transaction starts at its first read
+        begin_read(conn)
 
 
 def _connect_in_place(path: Path, *, page_size: int) -> tuple[sqlite3.Connection, tuple[int, int] | None]:
