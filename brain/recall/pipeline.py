@@ -48,6 +48,7 @@ from . import graph as graph_stage
 from . import lexical as lexical_stage
 from . import names as names_stage
 from . import ppr as ppr_stage
+from . import small_notes as small_notes_stage
 from .gate import Holders, entity_gate, name_table
 from .live import live_hits
 from .past import PastIndex
@@ -98,6 +99,9 @@ EXTRA_LANES = {
     "anchor_dense": ExtraLane(("ppr",), LANE_FAILURES, "graph"),
     "anchor_lex": ExtraLane(("ppr",), LANE_FAILURES, "graph"),
     "bridge": ExtraLane(("lexical", "ppr"), LANE_FAILURES, "graph"),
+    # a note of a few lines read with its folders (small_notes.py): off unless weighted; it reads
+    # the folders as the folders lane does, and falls back under its flag
+    "small_notes": ExtraLane(("lexical",), LANE_FAILURES, "folders"),
 }
 
 
@@ -303,6 +307,16 @@ class Recaller:
         if self._folder_index is None:
             self._folder_index = folders_stage.FolderIndex.from_store(self.store)
         return self._folder_index
+
+    def small_notes(self, max_chars: int) -> small_notes_stage.SmallNotes:
+        """The notes of one chunk under ``max_chars`` characters, embedded with their folders: at the
+        first query that runs the small-notes lane, then kept while the index is unchanged."""
+        kept: dict[int, small_notes_stage.SmallNotes] = self.store._unchanged_cache().setdefault(  # type: ignore[assignment]
+            "small_notes", {}
+        )
+        if max_chars not in kept:
+            kept[max_chars] = small_notes_stage.SmallNotes.build(self.store, self.embedder, max_chars)
+        return kept[max_chars]
 
     def held_strings(self) -> dict[str, str]:
         """The paths and names this recaller keeps (its folders' paths, its name index's titles,
@@ -979,6 +993,8 @@ class Recaller:
             return folders_stage.folders_search(
                 self.store, self.folder_index(), state.query, state.vector, state.lanes["dense"], depth
             )
+        if name == "small_notes":
+            return self.small_notes(settings.small_note_chars).search(self.store, state.vector, depth)
         if name == "bridge":
             return bridge_stage.bridge_search(
                 self.store,

@@ -213,6 +213,11 @@ class RecallSettings:
     # 90 none moves; 60 for every query that asks nothing and names no note: 21 up, 18 down
     # (README, "What each stage is worth").
     note_dense_rrf_k: int = DEFAULT_NOTE_DENSE_RRF_K
+    # The small-notes lane (small_notes.py), weighted by ``weights["small_notes"]`` (0, off, unless
+    # set): notes of one chunk under this many characters, each embedded with its folders, title
+    # and text, ranked by the query's cosine with that. A patch to measure (README, "What each
+    # stage is worth").
+    small_note_chars: int = 400
 
 
 @dataclass
