@@ -105,6 +105,27 @@ EXTRA_LANES = {
 }
 
 
+# The lanes that read a note's own text or title as text (dense, BM25, dates, folders): a stub's
+# title is all they would read of it. The names lane reads titles as names, and keeps it.
+STUB_BLIND = frozenset({"dense", "lexical", "dates", "folders", "small_notes"})
+
+
+def stub_notes(store: IndexStore) -> frozenset[int]:
+    """The ids of the notes whose one chunk holds their title alone, or a heading line of it."""
+    rows = store.conn.execute(
+        "SELECT n.id, n.title, MIN(c.text) FROM notes n JOIN chunks c ON c.note_id = n.id"
+        " GROUP BY n.id HAVING COUNT(c.id) = 1 AND LENGTH(MIN(c.text)) <= LENGTH(n.title) + 12"
+    ).fetchall()
+    out = set()
+    for note_id, title, text in rows:
+        body = text.strip()
+        if body.startswith("#"):
+            body = body.lstrip("#").strip()
+        if not body or body == title.strip():
+            out.add(note_id)
+    return frozenset(out)
+
+
 @dataclass
 class QueryState:
     """The work one query shares between the modes that answer it."""
@@ -317,6 +338,14 @@ class Recaller:
         if max_chars not in kept:
             kept[max_chars] = small_notes_stage.SmallNotes.build(self.store, self.embedder, max_chars)
         return kept[max_chars]
+
+    def stubs(self) -> frozenset[int]:
+        """The notes with nothing past their title (an empty file, frontmatter alone, a heading
+        alone: the index gives each one chunk, its title), read once while the index is unchanged."""
+        cache = self.store._unchanged_cache()
+        if "stubs" not in cache:
+            cache["stubs"] = stub_notes(self.store)
+        return cache["stubs"]  # type: ignore[return-value]
 
     def held_strings(self) -> dict[str, str]:
         """The paths and names this recaller keeps (its folders' paths, its name index's titles,
@@ -789,17 +818,24 @@ class Recaller:
         for name in self._extra_lanes(mode, settings):
             self._extra_lane(name, state, settings, result, timings)
             lanes.append(name)
-        rankings = {lane: [c.note_id for c in state.lanes[lane]] for lane in lanes}
+        # A stub (a note with nothing past its title) left out of the lanes that read only its
+        # title as its text, where asked: the lanes that read what other notes say of it rank it still.
+        stubs = self.stubs() if settings.stubs_unread else frozenset()
+        view = {
+            lane: [c for c in state.lanes[lane] if c.note_id not in stubs] if lane in STUB_BLIND else state.lanes[lane]
+            for lane in lanes
+        }
+        rankings = {lane: [c.note_id for c in view[lane]] for lane in lanes}
         by_note: dict[int, Candidate] = {}
         for lane in lanes:  # dense first: a note keeps the chunk the dense lane chose
-            for c in state.lanes[lane]:
+            for c in view[lane]:
                 if c.note_id in by_note:
                     by_note[c.note_id].sources.append(lane)
                 else:
                     by_note[c.note_id] = _copy(c)
                     # put first below, or not at all (the names lane marks every note it names whole)
                     by_note[c.note_id].named = False
-        result.lanes = {lane: state.lanes[lane] for lane in lanes}
+        result.lanes = view
         if mode.ppr:
             key = "ppr+lexical" if mode.lexical else "ppr"
             if key not in state.lanes:
@@ -874,6 +910,10 @@ class Recaller:
         if named is not None and fused:  # the query is this note's name and no other's: it is the note asked for
             fused = fusion.put_first(fused, named, margin=settings.weights["names"] * fusion.FIRST_MARGIN)
             by_note[named].named = True
+        if settings.stub_discount > 0 and fused:  # a stub shows nothing to read: below the notes that do
+            for note_id in self.stubs() & fused.keys():
+                if not by_note[note_id].named:
+                    fused[note_id] *= 1.0 - min(settings.stub_discount, 1.0)
         self._fill_dense_scores(list(by_note.values()), state.vector)
         for note_id, candidate in by_note.items():
             candidate.score = fused.get(note_id, 0.0)
