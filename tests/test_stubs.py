@@ -1,0 +1,76 @@
+"""Stubs: notes with nothing past their title (an empty file, made by following a link to a
+note never written; frontmatter alone; a heading alone). The index gives each its title as its
+one chunk. Two switches, both off by default: ``stub_discount`` (a share off a stub's fused
+score; a stub the query names keeps its place) and ``stubs_unread`` (stubs left out of the lanes
+that would read that title as their text). Plumbing only, with the fake embedder; what they are
+worth is in the README's stage table."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import write
+
+from brain.index.indexer import index_vault
+from brain.recall.opening import open_recaller
+from brain.recall.types import RecallSettings
+
+QUERY = "journal entry june"
+
+
+@pytest.fixture
+def vault(tmp_path):
+    root = tmp_path / "vault"
+    write(root, "Daily/Journal entry June 6.md", "")
+    write(root, "Daily/Journal entry June 22.md", "---\ntags: [daily]\n---\n")
+    write(root, "Daily/Journal entry June 28.md", "# Journal entry June 28\n")
+    write(root, "Daily/June 30.md", "Thoughts on free will and the divine feminine; a June journal entry.\n")
+    write(root, "Index.md", "See [[Journal entry June 6]] for the June journal entry I never wrote.\n")
+    index_vault(root, progress=False)
+    return root
+
+
+def _paths(result):
+    return [c.path for c in result.results]
+
+
+def test_the_stubs_are_the_notes_with_nothing_past_their_title(vault, closing):
+    recaller = closing(open_recaller(vault))
+    stubs = {path for note_id, path, _ in recaller.store.note_names() if note_id in recaller.stubs()}
+    assert stubs == {
+        "Daily/Journal entry June 6.md",
+        "Daily/Journal entry June 22.md",
+        "Daily/Journal entry June 28.md",
+    }
+
+
+def test_by_default_a_stub_ranks_as_any_note(vault, closing):
+    recaller = closing(open_recaller(vault))
+    assert RecallSettings().stub_discount == 0.0 and RecallSettings().stubs_unread is False
+    result = recaller.ask(QUERY, "hybrid+ppr", RecallSettings())
+    assert _paths(result)[0] != "Daily/June 30.md"  # a title that is the query's words wins
+
+
+def test_a_full_discount_puts_the_stubs_below_every_note_with_text(vault, closing):
+    recaller = closing(open_recaller(vault))
+    result = recaller.ask(QUERY, "hybrid+ppr", RecallSettings(stub_discount=1.0))
+    paths = _paths(result)
+    assert set(paths[:2]) == {"Daily/June 30.md", "Index.md"}  # the two notes with text, then the stubs
+    assert sorted(paths[2:]) == sorted(p for p in paths if "Journal entry" in p) and len(paths) == 5
+    assert all(c.score == 0.0 for c in result.results if "Journal entry" in c.path)
+
+
+def test_a_stub_the_query_names_keeps_its_place(vault, closing):
+    recaller = closing(open_recaller(vault))
+    result = recaller.ask("Journal entry June 6", "hybrid+ppr", RecallSettings(stub_discount=1.0))
+    assert _paths(result)[0] == "Daily/Journal entry June 6.md"
+
+
+def test_unread_stubs_leave_the_lanes_that_read_text_and_keep_the_link_lanes(vault, closing):
+    recaller = closing(open_recaller(vault))
+    result = recaller.ask(QUERY, "hybrid+ppr", RecallSettings(stubs_unread=True))
+    for lane in ("dense", "lexical"):
+        assert not [c for c in result.lanes[lane] if "Journal entry" in c.path], lane
+    linked = [c.path for lane in ("anchor_dense", "anchor_lex") for c in result.lanes.get(lane, [])]
+    assert "Daily/Journal entry June 6.md" in linked  # what Index.md says of it still counts
+    # the lanes as computed for the query are left whole: the dense-only mode still lists them
+    assert any("Journal entry" in c.path for c in recaller.ask(QUERY, "vector", RecallSettings()).results)
