@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..chunking import Chunk, embedding_text
 from .dense import candidates_for
 
 if TYPE_CHECKING:
@@ -51,6 +50,8 @@ class SmallNotes:
     @classmethod
     def build(cls, store: IndexStore, embedder: Embedder, max_chars: int) -> SmallNotes:
         import numpy as np
+
+        from ..chunking import Chunk, embedding_text
 
         rows = store.conn.execute(
             "SELECT n.id, n.path, n.title, MIN(c.id), MIN(c.heading), MIN(c.text) FROM notes n"
