@@ -162,13 +162,9 @@ ROWS: dict[str, tuple[str, dict]] = {
     "new note dense k 45": ("hybrid+ppr", {"note_dense_rrf_k": 45}),
     "new note dense k 75": ("hybrid+ppr", {"note_dense_rrf_k": 75}),
     "new -top_bonus": ("hybrid+ppr", {"top_bonus": ()}),
-    # stop 68: stubs (a title alone) and small notes read with their folders (both off)
+    # stop 68: stubs (a title alone) below the notes with text
     "new stub discount 0.5": ("hybrid+ppr", {"stub_discount": 0.5}),
     "new stub discount 1": ("hybrid+ppr", {"stub_discount": 1.0}),
-    "new stubs unread": ("hybrid+ppr", {"stubs_unread": True}),
-    "new stubs unread discount 1": ("hybrid+ppr", {"stubs_unread": True, "stub_discount": 1.0}),
-    "new small notes 0.1": ("hybrid+ppr", {"weights": {"small_notes": 0.1}}),
-    "new small notes 0.2": ("hybrid+ppr", {"weights": {"small_notes": 0.2}}),
     # stop 39: the dense lane's RRF k 120 (flatter votes) and the bonus on three ranks
     "stop 38's default (dense k 60; two-rank bonus; anchor bonus x2)": (
         "hybrid+ppr",

@@ -1,9 +1,8 @@
 """Stubs: notes with nothing past their title (an empty file, made by following a link to a
 note never written; frontmatter alone; a heading alone). The index gives each its title as its
-one chunk. Two switches, both off by default: ``stub_discount`` (a share off a stub's fused
-score; a stub the query names keeps its place) and ``stubs_unread`` (stubs left out of the lanes
-that would read that title as their text). Plumbing only, with the fake embedder; what they are
-worth is in the README's stage table."""
+one chunk. ``stub_discount`` takes a share off a stub's fused score (a stub the query names
+keeps its place). Plumbing only, with the fake embedder; what it is worth is in the README's
+stage table."""
 
 from __future__ import annotations
 
@@ -63,14 +62,3 @@ def test_a_stub_the_query_names_keeps_its_place(vault, closing):
     recaller = closing(open_recaller(vault))
     result = recaller.ask("Journal entry June 6", "hybrid+ppr", RecallSettings(stub_discount=1.0))
     assert _paths(result)[0] == "Daily/Journal entry June 6.md"
-
-
-def test_unread_stubs_leave_the_lanes_that_read_text_and_keep_the_link_lanes(vault, closing):
-    recaller = closing(open_recaller(vault))
-    result = recaller.ask(QUERY, "hybrid+ppr", RecallSettings(stubs_unread=True))
-    for lane in ("dense", "lexical"):
-        assert not [c for c in result.lanes[lane] if "Journal entry" in c.path], lane
-    linked = [c.path for lane in ("anchor_dense", "anchor_lex") for c in result.lanes.get(lane, [])]
-    assert "Daily/Journal entry June 6.md" in linked  # what Index.md says of it still counts
-    # the lanes as computed for the query are left whole: the dense-only mode still lists them
-    assert any("Journal entry" in c.path for c in recaller.ask(QUERY, "vector", RecallSettings()).results)

@@ -48,7 +48,6 @@ from . import graph as graph_stage
 from . import lexical as lexical_stage
 from . import names as names_stage
 from . import ppr as ppr_stage
-from . import small_notes as small_notes_stage
 from .gate import Holders, entity_gate, name_table
 from .live import live_hits
 from .past import PastIndex
@@ -99,15 +98,7 @@ EXTRA_LANES = {
     "anchor_dense": ExtraLane(("ppr",), LANE_FAILURES, "graph"),
     "anchor_lex": ExtraLane(("ppr",), LANE_FAILURES, "graph"),
     "bridge": ExtraLane(("lexical", "ppr"), LANE_FAILURES, "graph"),
-    # a note of a few lines read with its folders (small_notes.py): off unless weighted; it reads
-    # the folders as the folders lane does, and falls back under its flag
-    "small_notes": ExtraLane(("lexical",), LANE_FAILURES, "folders"),
 }
-
-
-# The lanes that read a note's own text or title as text (dense, BM25, dates, folders): a stub's
-# title is all they would read of it. The names lane reads titles as names, and keeps it.
-STUB_BLIND = frozenset({"dense", "lexical", "dates", "folders", "small_notes"})
 
 
 def stub_notes(store: IndexStore) -> frozenset[int]:
@@ -328,16 +319,6 @@ class Recaller:
         if self._folder_index is None:
             self._folder_index = folders_stage.FolderIndex.from_store(self.store)
         return self._folder_index
-
-    def small_notes(self, max_chars: int) -> small_notes_stage.SmallNotes:
-        """The notes of one chunk under ``max_chars`` characters, embedded with their folders: at the
-        first query that runs the small-notes lane, then kept while the index is unchanged."""
-        kept: dict[int, small_notes_stage.SmallNotes] = self.store._unchanged_cache().setdefault(  # type: ignore[assignment]
-            "small_notes", {}
-        )
-        if max_chars not in kept:
-            kept[max_chars] = small_notes_stage.SmallNotes.build(self.store, self.embedder, max_chars)
-        return kept[max_chars]
 
     def stubs(self) -> frozenset[int]:
         """The notes with nothing past their title (an empty file, frontmatter alone, a heading
@@ -818,24 +799,17 @@ class Recaller:
         for name in self._extra_lanes(mode, settings):
             self._extra_lane(name, state, settings, result, timings)
             lanes.append(name)
-        # A stub (a note with nothing past its title) left out of the lanes that read only its
-        # title as its text, where asked: the lanes that read what other notes say of it rank it still.
-        stubs = self.stubs() if settings.stubs_unread else frozenset()
-        view = {
-            lane: [c for c in state.lanes[lane] if c.note_id not in stubs] if lane in STUB_BLIND else state.lanes[lane]
-            for lane in lanes
-        }
-        rankings = {lane: [c.note_id for c in view[lane]] for lane in lanes}
+        rankings = {lane: [c.note_id for c in state.lanes[lane]] for lane in lanes}
         by_note: dict[int, Candidate] = {}
         for lane in lanes:  # dense first: a note keeps the chunk the dense lane chose
-            for c in view[lane]:
+            for c in state.lanes[lane]:
                 if c.note_id in by_note:
                     by_note[c.note_id].sources.append(lane)
                 else:
                     by_note[c.note_id] = _copy(c)
                     # put first below, or not at all (the names lane marks every note it names whole)
                     by_note[c.note_id].named = False
-        result.lanes = view
+        result.lanes = {lane: state.lanes[lane] for lane in lanes}
         if mode.ppr:
             key = "ppr+lexical" if mode.lexical else "ppr"
             if key not in state.lanes:
@@ -1033,8 +1007,6 @@ class Recaller:
             return folders_stage.folders_search(
                 self.store, self.folder_index(), state.query, state.vector, state.lanes["dense"], depth
             )
-        if name == "small_notes":
-            return self.small_notes(settings.small_note_chars).search(self.store, state.vector, depth)
         if name == "bridge":
             return bridge_stage.bridge_search(
                 self.store,

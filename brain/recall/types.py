@@ -213,22 +213,12 @@ class RecallSettings:
     # 90 none moves; 60 for every query that asks nothing and names no note: 21 up, 18 down
     # (README, "What each stage is worth").
     note_dense_rrf_k: int = DEFAULT_NOTE_DENSE_RRF_K
-    # The small-notes lane (small_notes.py), weighted by ``weights["small_notes"]`` (0, off, unless
-    # set): notes of one chunk under this many characters, each embedded with its folders, title
-    # and text, ranked by the query's cosine with that. A patch to measure (README, "What each
-    # stage is worth").
-    small_note_chars: int = 400
     # Stubs: notes with nothing past their title (vaultofknowledge's 268 empty files, made by
     # following a link to a note never written). The index gives each its title as its one chunk,
     # and that title can match a query better than any note's text ("Entry of 6th Jun, 2025" for
     # "my June 2025 journal"). In fused modes, a stub the query does not name loses this share of
     # its fused score (0: none; 1: below every note with text) ...
     stub_discount: float = 0.0
-    # ... and, where set, is left out of the lanes that would read its title as its text (dense,
-    # BM25, dates, folders); the names lane, the anchor and bridge lanes and PageRank, which read
-    # its name and what other notes say of it, rank it as before. Patches to measure (README,
-    # "What each stage is worth").
-    stubs_unread: bool = False
 
 
 @dataclass
