@@ -90,6 +90,7 @@ OLD = {
     "respell": False,
     "lane_rrf_k": {},
     "note_dense_rrf_k": 0,
+    "stub_discount": 0.0,
 }
 BONUS = (0.01, 0.005)
 ROWS: dict[str, tuple[str, dict]] = {
@@ -162,9 +163,9 @@ ROWS: dict[str, tuple[str, dict]] = {
     "new note dense k 45": ("hybrid+ppr", {"note_dense_rrf_k": 45}),
     "new note dense k 75": ("hybrid+ppr", {"note_dense_rrf_k": 75}),
     "new -top_bonus": ("hybrid+ppr", {"top_bonus": ()}),
-    # stop 68: stubs (a title alone) below the notes with text
+    # stop 68: a stub (a title alone) below every note with text
+    "new -stub discount": ("hybrid+ppr", {"stub_discount": 0.0}),
     "new stub discount 0.5": ("hybrid+ppr", {"stub_discount": 0.5}),
-    "new stub discount 1": ("hybrid+ppr", {"stub_discount": 1.0}),
     # stop 39: the dense lane's RRF k 120 (flatter votes) and the bonus on three ranks
     "stop 38's default (dense k 60; two-rank bonus; anchor bonus x2)": (
         "hybrid+ppr",

@@ -1,7 +1,7 @@
 """Stubs: notes with nothing past their title (an empty file, made by following a link to a
 note never written; frontmatter alone; a heading alone). The index gives each its title as its
 one chunk. ``stub_discount`` takes a share off a stub's fused score (a stub the query names
-keeps its place). Plumbing only, with the fake embedder; what it is worth is in the README's
+keeps its place): by default all of it, so a stub ranks below every note with text. Plumbing only, with the fake embedder; what it is worth is in the README's
 stage table."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from conftest import write
 
 from brain.index.indexer import index_vault
 from brain.recall.opening import open_recaller
+from brain.recall.pipeline import stub_notes
 from brain.recall.types import RecallSettings
 
 QUERY = "journal entry june"
@@ -34,7 +35,8 @@ def _paths(result):
 
 def test_the_stubs_are_the_notes_with_nothing_past_their_title(vault, closing):
     recaller = closing(open_recaller(vault))
-    stubs = {path for note_id, path, _ in recaller.store.note_names() if note_id in recaller.stubs()}
+    result = recaller.ask(QUERY, "hybrid+ppr", RecallSettings(stub_discount=0.0, k=10))
+    stubs = {c.path for c in result.results if c.note_id in stub_notes(recaller.store, result.results)}
     assert stubs == {
         "Daily/Journal entry June 6.md",
         "Daily/Journal entry June 22.md",
@@ -42,11 +44,21 @@ def test_the_stubs_are_the_notes_with_nothing_past_their_title(vault, closing):
     }
 
 
-def test_by_default_a_stub_ranks_as_any_note(vault, closing):
+def test_without_the_discount_a_stub_ranks_as_any_note(vault, closing):
     recaller = closing(open_recaller(vault))
-    assert RecallSettings().stub_discount == 0.0 and RecallSettings().stubs_unread is False
-    result = recaller.ask(QUERY, "hybrid+ppr", RecallSettings())
+    result = recaller.ask(QUERY, "hybrid+ppr", RecallSettings(stub_discount=0.0))
     assert _paths(result)[0] != "Daily/June 30.md"  # a title that is the query's words wins
+
+
+def test_by_default_the_stubs_rank_below_every_note_with_text(vault, closing):
+    assert RecallSettings().stub_discount == 1.0
+    result = closing(open_recaller(vault)).ask(QUERY, "hybrid+ppr", RecallSettings())
+    assert set(_paths(result)[:2]) == {"Daily/June 30.md", "Index.md"}
+
+
+def test_the_dense_lane_alone_is_left_as_it_was(vault, closing):
+    result = closing(open_recaller(vault)).ask(QUERY, "vector", RecallSettings())
+    assert _paths(result)[0] != "Daily/June 30.md"
 
 
 def test_a_full_discount_puts_the_stubs_below_every_note_with_text(vault, closing):

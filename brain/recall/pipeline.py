@@ -29,7 +29,7 @@ import marshal
 import math
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -101,20 +101,21 @@ EXTRA_LANES = {
 }
 
 
-def stub_notes(store: IndexStore) -> frozenset[int]:
-    """The ids of the notes whose one chunk holds their title alone, or a heading line of it."""
-    rows = store.conn.execute(
-        "SELECT n.id, n.title, MIN(c.text) FROM notes n JOIN chunks c ON c.note_id = n.id"
-        " GROUP BY n.id HAVING COUNT(c.id) = 1 AND LENGTH(MIN(c.text)) <= LENGTH(n.title) + 12"
-    ).fetchall()
-    out = set()
-    for note_id, title, text in rows:
-        body = text.strip()
+def stub_notes(store: IndexStore, candidates: Iterable[Candidate]) -> set[int]:
+    """Of these candidates, the notes with nothing past their title: one chunk, holding the
+    title (what the index gives a note with no body: an empty file, frontmatter alone) or a
+    heading line of it alone. Every lane's candidate carries one of its note's chunks."""
+    suspects = {}
+    for c in candidates:
+        body = c.text.strip()
         if body.startswith("#"):
             body = body.lstrip("#").strip()
-        if not body or body == title.strip():
-            out.add(note_id)
-    return frozenset(out)
+        if not body or body == c.title.strip():
+            suspects[c.note_id] = c
+    if not suspects:
+        return set()
+    counts = store.note_chunk_counts(list(suspects))
+    return {note_id for note_id in suspects if counts.get(note_id) == 1}
 
 
 @dataclass
@@ -319,14 +320,6 @@ class Recaller:
         if self._folder_index is None:
             self._folder_index = folders_stage.FolderIndex.from_store(self.store)
         return self._folder_index
-
-    def stubs(self) -> frozenset[int]:
-        """The notes with nothing past their title (an empty file, frontmatter alone, a heading
-        alone: the index gives each one chunk, its title), read once while the index is unchanged."""
-        cache = self.store._unchanged_cache()
-        if "stubs" not in cache:
-            cache["stubs"] = stub_notes(self.store)
-        return cache["stubs"]  # type: ignore[return-value]
 
     def held_strings(self) -> dict[str, str]:
         """The paths and names this recaller keeps (its folders' paths, its name index's titles,
@@ -885,8 +878,8 @@ class Recaller:
             fused = fusion.put_first(fused, named, margin=settings.weights["names"] * fusion.FIRST_MARGIN)
             by_note[named].named = True
         if settings.stub_discount > 0 and fused:  # a stub shows nothing to read: below the notes that do
-            for note_id in self.stubs() & fused.keys():
-                if not by_note[note_id].named:
+            for note_id in stub_notes(self.store, [c for c in by_note.values() if not c.named]):
+                if note_id in fused:
                     fused[note_id] *= 1.0 - min(settings.stub_discount, 1.0)
         self._fill_dense_scores(list(by_note.values()), state.vector)
         for note_id, candidate in by_note.items():

@@ -66,6 +66,8 @@ DEFAULT_LANE_RRF_K = {"dense": 120}
 # ... but RRF's own k for the dense lane where the query asks for a note as a note
 # (RecallSettings.note_dense_rrf_k).
 DEFAULT_NOTE_DENSE_RRF_K = 60
+# A stub's share of its fused score lost (RecallSettings.stub_discount): 1, below every note with text.
+DEFAULT_STUB_DISCOUNT = 1.0
 # A lane's first three notes get this much more (times the lane's weight), where the lane
 # is sure of them: the next note scores at least BONUS_MARGIN (a share) lower. RRF is nearly
 # flat at the top of a list, so a sure answer lost to notes several lanes rank middling.
@@ -213,12 +215,15 @@ class RecallSettings:
     # 90 none moves; 60 for every query that asks nothing and names no note: 21 up, 18 down
     # (README, "What each stage is worth").
     note_dense_rrf_k: int = DEFAULT_NOTE_DENSE_RRF_K
-    # Stubs: notes with nothing past their title (vaultofknowledge's 268 empty files, made by
-    # following a link to a note never written). The index gives each its title as its one chunk,
-    # and that title can match a query better than any note's text ("Entry of 6th Jun, 2025" for
-    # "my June 2025 journal"). In fused modes, a stub the query does not name loses this share of
-    # its fused score (0: none; 1: below every note with text) ...
-    stub_discount: float = 0.0
+    # Stubs: notes with nothing past their title (vaultofknowledge's 268 empty files, most made
+    # by following a link to a note never written). The index gives each its title as its one
+    # chunk, and a title can match a query better than any note's text: "Entry of 6th Jun, 2025",
+    # empty, came first for "what was on my mind in my June 2025 journal". In fused modes a stub
+    # the query does not name loses this share of its fused score: at 1 it ranks below every note
+    # with text, as the prompt hook already passes over one (it would show an empty quote).
+    # +0.000 / +0.000 / +0.007 tuned, +0.000 / +0.003 blind: 4 queries up, none down; at 0.5
+    # +0.002 / +0.001 (README, "What each stage is worth").
+    stub_discount: float = DEFAULT_STUB_DISCOUNT
 
 
 @dataclass
