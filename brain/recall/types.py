@@ -215,14 +215,14 @@ class RecallSettings:
     # 90 none moves; 60 for every query that asks nothing and names no note: 21 up, 18 down
     # (README, "What each stage is worth").
     note_dense_rrf_k: int = DEFAULT_NOTE_DENSE_RRF_K
-    # Stubs: notes with nothing past their title (vaultofknowledge's 268 empty files, most made
-    # by following a link to a note never written). The index gives each its title as its one
-    # chunk, and a title can match a query better than any note's text: "Entry of 6th Jun, 2025",
-    # empty, came first for "what was on my mind in my June 2025 journal". In fused modes a stub
-    # the query does not name loses this share of its fused score: at 1 it ranks below every note
-    # with text, as the prompt hook already passes over one (it would show an empty quote).
+    # Stubs: notes with nothing past their title (vaultofknowledge has 268, 185 of them linked
+    # to: following a link to a note never written leaves an empty file). The index gives each
+    # its title as its one chunk, and a title can match a query better than any note's text:
+    # "Entry of 6th Jun, 2025", empty, came first for "what was on my mind in my June 2025
+    # journal". In fused modes a stub the query does not name loses this share of its fused
+    # score: at 1 it ranks below every note with text (it has nothing to show).
     # +0.000 / +0.000 / +0.007 tuned, +0.000 / +0.003 blind: 4 queries up, none down; at 0.5
-    # +0.002 / +0.001 (README, "What each stage is worth").
+    # vaultofknowledge's two sets +0.002 and +0.001 (README, "What each stage is worth").
     stub_discount: float = DEFAULT_STUB_DISCOUNT
 
 
