@@ -3,8 +3,8 @@
 
 Starts `brain mcp` for --vault (indexed; no `brain serve`: it answers with its own index), asks
 `status`, then sends --calls `search` calls from a thread without reading stdout, for --wait
-seconds, printing brain mcp's resident memory (VmRSS) each 5 s and how many calls it read off
-the pipe; then reads every answer and says how many came. Each unread answer was kept in memory
+seconds, printing brain mcp's resident memory (VmRSS) and the CPU it used each 5 s and how many
+calls it wrote; then reads every answer and says how many came. Each unread answer was kept in memory
 (~20 KB each; 1,000: 581 MB); now brain mcp stops reading while 128 are unwritten (what the
 client's pipe holds besides). brain mcp is stopped at the end. Another tree with PYTHONPATH:
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import select
 import subprocess
 import sys
@@ -29,6 +30,12 @@ def _rss(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) // 1024
     return -1
+
+
+def _cpu(pid: int) -> float:
+    """CPU seconds the process has used (user and system), from /proc/PID/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _line(message: dict) -> bytes:
@@ -88,6 +95,7 @@ def main() -> None:
                     pass
 
             writer = threading.Thread(target=send, daemon=True)
+            cpu_before = _cpu(mcp.pid)
             started = time.monotonic()
             writer.start()
             peak = 0
@@ -95,13 +103,18 @@ def main() -> None:
                 time.sleep(5)
                 peak = max(peak, _rss(mcp.pid))
                 print(
-                    f"{time.monotonic() - started:5.0f} s: {sent[0]} calls written, brain mcp {_rss(mcp.pid)} MB resident"
+                    f"{time.monotonic() - started:5.0f} s: {sent[0]} calls written, brain mcp {_rss(mcp.pid)} MB "
+                    f"resident, {_cpu(mcp.pid) - cpu_before:.1f} s of CPU"
                 )
+            unread_cpu = _cpu(mcp.pid) - cpu_before
             answered = 0
             while answered < args.calls and _answer(mcp.stdout, 120) is not None:
                 answered += 1
             writer.join(10)
-            print(f"{args.calls} searches, none read for {args.wait:g} s: peak {peak} MB; then {answered} answered")
+            print(
+                f"{args.calls} searches, none read for {args.wait:g} s: peak {peak} MB, {unread_cpu:.1f} s of CPU; "
+                f"then {answered} answered"
+            )
         finally:
             if mcp.poll() is None:
                 mcp.terminate()

@@ -1626,6 +1626,78 @@ def test_a_client_that_never_reads_its_answers_is_not_read_without_bound(toy_vau
         assert ids == set(range(1, calls + 1))
 
 
+COUNTING_BACKEND = """
+import sys, threading
+from pathlib import Path
+from brain.mcp import server
+began, lock = [0], threading.Lock()
+class Backend:
+    def __init__(self, root, embedder=None): pass
+    def warm_up(self): pass
+    def close(self): pass
+    def older_than_index(self): return False
+    def call(self, op, **fields):
+        with lock:
+            began[0] += 1
+            Path(sys.argv[2]).write_text(str(began[0]))
+        return {"links": [{"target": "x" * 300, "n": n} for n in range(100)], "backlinks": []}
+server.Backend = Backend
+server.run(Path(sys.argv[1]))
+"""
+
+
+def test_calls_of_a_client_that_reads_no_answer_are_not_worked_on_while_none_can_be_written(tmp_path):
+    """Reading stopped at 128 requests with unwritten answers, but all 128 were worked on while
+    the client read none (1,000 searches unread: 3.8 s of CPU on the minivault, a search's cost
+    each on a larger vault). A call now begins once the answers before it can be written: a few
+    are worked on, and the others as the client reads; every one is answered once read."""
+    import threading
+
+    script, began = tmp_path / "counting.py", tmp_path / "began"
+    script.write_text(COUNTING_BACKEND, encoding="utf-8")
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    calls = 300
+    process = subprocess.Popen(
+        [sys.executable, str(script), str(vault), str(began)],
+        env=brain_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _send(process, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INITIALIZE})
+        assert _answer(process)["id"] == 0
+        _send(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        call = {"name": "neighbours", "arguments": {"note": "hub"}}  # each answer ~35 KB
+
+        def send():
+            with contextlib.suppress(BrokenPipeError, ValueError):
+                for number in range(1, calls + 1):
+                    _send(process, {"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": call})
+
+        writer = threading.Thread(target=send, daemon=True)
+        writer.start()
+        count = lambda: int(began.read_text() or 0) if began.exists() else 0
+        last, still_since, started = -1, time.monotonic(), time.monotonic()
+        while time.monotonic() - still_since < 2 or time.monotonic() - started < 4:
+            time.sleep(0.1)
+            if count() != last:
+                last, still_since = count(), time.monotonic()
+        # what the pipe takes, one in the writer's hands, one waiting for it, the few begun with them
+        assert 0 < count() <= 12, f"{count()} calls worked on with their answers unread"
+        ids = {_answer(process, 60)["id"] for _ in range(calls)}
+        writer.join(30)
+        assert ids == set(range(1, calls + 1)) and count() == calls
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(10)
+        for pipe in (process.stdin, process.stdout):
+            with contextlib.suppress(OSError):
+                pipe.close()
+
+
 def _flow_run(flow_limit, messages, *, answer, stuck_after=60.0, wait=1.0):
     """``messages`` (JSON-RPC dicts) read through an ``InFlight`` of ``flow_limit`` by a stand-in
     for the SDK's read loop, ``answer(message)`` saying whether each request is answered; the

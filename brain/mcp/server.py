@@ -283,6 +283,9 @@ class _CtrlCAtShutdown(logging.Filter):
         return error is None or not _only(error, KeyboardInterrupt)
 
 
+ASKING = frozenset({"search", "get_note", "neighbours", "history"})  # the tools that ask the index (Backend.call)
+
+
 class BrainServer(MCPServer):
     """``MCPServer`` with the client's stdin mended (``stdio.py``) and arguments that fail the
     tools' schemas said in one line, not pydantic's report with its links."""
@@ -292,6 +295,7 @@ class BrainServer(MCPServer):
         from .stdio import UNREADABLE
 
         self.on_stdin_end: Any = None  # called once the client's stdin has ended (``run``: _AfterStdin)
+        self.flow: Any = None  # the session's ``stdio.InFlight`` while it serves: tool calls wait for room
 
         self._lowlevel_server.add_request_handler(UNREADABLE, _Unreadable, _answer_unreadable)
 
@@ -305,8 +309,12 @@ class BrainServer(MCPServer):
             if unknown:
                 said = ", ".join(repr(each[:64]) for each in unknown[:5]) + (", …" if len(unknown) > 5 else "")
                 raise ToolError(f"{name} takes no argument {said}: it takes {', '.join(taken) or 'none'}")
+        # begun once its answer can be written: a client that read none had 128 calls worked on
+        flow = self.flow
+        working = flow.working(at_once=name in ASKING) if flow is not None else contextlib.nullcontext()
         try:
-            return await super().call_tool(name, arguments, context)
+            async with working:
+                return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
@@ -328,6 +336,7 @@ class BrainServer(MCPServer):
                 lowlevel = self._lowlevel_server
                 # reading stops while 128 answers are unwritten
                 flow = InFlight(hung_up=lines.hung_up, on_hang_up=lines.ended)
+                self.flow = flow
                 await lowlevel.run(
                     cast(Any, flow.reading(read_stream)),
                     cast(Any, flow.writing(write_stream)),
