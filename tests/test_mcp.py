@@ -1248,6 +1248,47 @@ def test_a_server_that_lets_a_call_time_out_is_not_asked_again_for_a_while(toy_v
     assert any("did not answer in 0.3 s" in m and "asking it again in 60 s" in m for m in said), said
 
 
+def test_a_server_that_takes_the_status_and_never_answers_has_the_index_loaded_here_at_start(toy_vault, monkeypatch):
+    """A server that takes the connection and never answers (hung, paused with Ctrl-Z) was taken
+    to be there by the warm-up's question: nothing loaded, and the first call waited the whole
+    timeout again (15 s) before this process began to load the model. The warm-up's timeout now
+    passes it over as a call's does: the index loads at once, and a call meanwhile waits for the
+    warm-up's answer instead of asking the server again."""
+    import threading
+
+    from brain.mcp.backend import Backend
+
+    monkeypatch.setenv("BRAIN_SERVE_TIMEOUT", "0.5")
+    loaded = []
+
+    class Local:
+        def handle(self, message):
+            return {"ok": True, "result": {"answered": "here"}}
+
+    monkeypatch.setattr(Backend, "local", lambda self: loaded.append(threading.current_thread().name) or Local())
+    with server_socket(toy_vault) as silent:
+        backend = Backend(toy_vault.resolve(), use_server=True, watch=False)
+        before = set(threading.enumerate())
+        backend.warm_up()
+        (warm,) = [t for t in threading.enumerate() if t not in before and t.name == "brain-mcp-warm"] or [None]
+        assert backend.call("status") == {"answered": "here"}  # asked as the session starts
+        if warm is not None:
+            warm.join(30)
+        assert "brain-mcp-warm" in loaded, "nothing loaded at start beside a server that does not answer"
+        started = time.monotonic()
+        assert backend.call("status") == {"answered": "here"}
+        assert time.monotonic() - started < 0.4
+        silent.setblocking(False)
+        asked = 0
+        while True:
+            try:
+                silent.accept()[0].close()
+            except BlockingIOError:
+                break
+            asked += 1
+        assert asked == 1  # the warm-up's question alone
+
+
 def test_ctrl_c_beside_another_error_of_the_sdk_s_tasks_ends_quietly(toy_vault, monkeypatch, capsys, caplog):
     """Under load a Ctrl-C landed while one of the SDK's tasks read stdin, and its task group
     raised the KeyboardInterrupt beside that task's own error: brain mcp printed the group's

@@ -521,7 +521,7 @@ def test_retries_stop_in_time(monkeypatch, tmp_path):
     clock = FakeClock()
     tries: list[float] = []
 
-    def busy(root: Path, path: str, payload: bytes, deadline: float, timeout: float) -> Any:
+    def busy(root: Path, record: dict, payload: bytes, deadline: float, timeout: float) -> Any:
         tries.append(clock.now)
         raise client.Refused(f"brain serve for {root}: busy: 64 requests are being answered at once")
 

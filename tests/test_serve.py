@@ -406,6 +406,52 @@ def test_a_server_that_does_not_answer_in_time_is_skipped(toy_vault, monkeypatch
     assert any("did not answer in 0.5 s" in m and "answering in this process" in m for m in said), said
 
 
+def test_a_server_that_let_a_question_time_out_costs_the_next_ask_a_ping_not_the_timeout(
+    toy_vault, monkeypatch, caplog
+):
+    """Hung or paused with Ctrl-Z (the kernel takes the connection, nothing answers), a server
+    cost each `brain ask` the whole BRAIN_SERVE_TIMEOUT (15 s) before it answered in-process.
+    One that let a question time out is now asked again only once it answers a ping: the next
+    ask sends a ping of a second at most, no question, and answers in-process at once."""
+    _index(toy_vault)
+    monkeypatch.setattr(client, "SILENT_MARK_AFTER", 0.3, raising=False)  # a timeout this long is a sign
+    had: list[float] = []
+    exchange = client._exchange
+
+    def timed(path: str, payload: bytes, deadline: float) -> object:
+        had.append(deadline - time.monotonic())
+        return exchange(path, payload, deadline)
+
+    monkeypatch.setattr(client, "_exchange", timed)
+    with server_socket(toy_vault):
+        monkeypatch.setenv("BRAIN_SERVE_TIMEOUT", "0.5")
+        first = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), QUESTION])
+        monkeypatch.setenv("BRAIN_SERVE_TIMEOUT", "8")
+        second = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), QUESTION])
+    assert first.exit_code == 0 and second.exit_code == 0, (first.output, second.output)
+    assert second.stdout == first.stdout and second.stdout.startswith(" 1.")
+    assert len(had) == 2 and had[1] <= 1.0, had  # the second ask: a ping, never its 8 s
+    said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any(
+        "let a question time out" in m and "does not answer a ping in 1 s" in m and "answering in this process" in m
+        for m in said
+    ), said
+
+
+def test_a_server_that_let_a_question_time_out_is_asked_again_once_it_answers_a_ping(toy_vault):
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        root = toy_vault.resolve()
+        record = runtime.read_record(root)
+        mark = runtime.runtime_dir(root) / client.SILENT_FILE
+        client._mark_silent(root, {**record, "started_at": "another server's"})
+        assert client.call(root, "status", timeout=10)["state"] == "ready"
+        assert mark.exists()  # another server's: not this one's to clear
+        client._mark_silent(root, record)
+        assert client.call(root, "status", timeout=10)["state"] == "ready"  # pinged, then asked
+        assert not mark.exists() and daemon.service.state == "ready"
+
+
 def test_a_request_over_the_limit_is_refused_by_the_client_without_sending_it(toy_vault, monkeypatch):
     """Any server refuses it (before, one that read only its first MiB reset the client mid-write,
     and a server that read nothing held it the whole timeout): the client says it at once, with

@@ -46,6 +46,8 @@ class Backend:
         self._lock = threading.Lock()
         self._ask_server_after = 0.0  # time.monotonic() before which the server is not asked
         self._told_other_build = False
+        self._checked = threading.Event()  # the warm-up has asked whether a server answers
+        self._checked.set()  # (no warm-up: nothing to wait for)
 
     def call(self, op: str, **fields: Any) -> Any:
         """The result of one protocol request; ``client.ServerError`` when it is refused (a bad
@@ -54,6 +56,9 @@ class Backend:
             protocol.check_request(protocol.request(op, str(self.root), **fields))
         except protocol.ProtocolError as exc:
             raise client.ServerError(exc.code, exc.message) from None
+        if self.use_server:
+            # a call as the session starts waits for the warm-up's question, not a timeout of its own
+            self._checked.wait(config.serve_timeout() + 1.0)  # its timeout, begun a moment before
         if self.use_server and time.monotonic() >= self._ask_server_after:
             timeout = config.serve_timeout()
             remote = dict(fields)
@@ -106,23 +111,31 @@ class Backend:
             return self._service
 
     def warm_up(self) -> None:
-        """Start loading this process's index in the background when no server runs: asked
-        there, so start-up waits for nothing (``_warm``)."""
+        """Start loading this process's index in the background when no server answers: asked
+        there, so start-up waits for nothing (``_warm``); the calls that come meanwhile wait for
+        that answer."""
+        self._checked.clear()
         threading.Thread(target=self._warm, name="brain-mcp-warm", daemon=True).start()
 
     def _server_there(self) -> bool:
-        """Whether a ``brain serve`` runs for the vault, answering its status or not.
+        """Whether a ``brain serve`` answers for the vault.
 
         Asked with BRAIN_SERVE_TIMEOUT, as a call is: asked with 0.5 s at start, a server that
         answered late on a loaded machine was taken for none, and this process loaded the model
-        and a second copy of the index (~500 MB) beside it. A server that took the connection
-        and did not answer in time, or refused it busy, is there (a call asks it, and answers
-        itself only once it let that call time out); none (no record, a socket nobody listens
-        on) is said at once, and the index here starts loading at once."""
+        and a second copy of the index (~500 MB) beside it. One that refused it busy is there
+        (its calls are asked again). One that took the connection and did not answer in time is
+        hung or paused (Ctrl-Z): it was taken to be there, nothing loaded, and the first call
+        waited the timeout again before this process began to load the index; now it is passed
+        over as a call that timed out passes it (``SKIP_SILENT_SERVER``) and the index loads
+        here at once. None (no record, a socket nobody listens on) is said at once."""
         try:
             client.call(self.root, "status", timeout=config.serve_timeout())
-        except (client.Unresponsive, client.Refused):
+        except client.Refused:
             return True
+        except client.Unresponsive as exc:
+            self._ask_server_after = time.monotonic() + SKIP_SILENT_SERVER
+            log.warning("%s; answering in this process, asking it again in %g s", exc, SKIP_SILENT_SERVER)
+            return False
         except client.NoServer:  # none, another brain (calls are answered here), or unreadable
             return False
         except client.ServerError:  # it answered
@@ -131,9 +144,12 @@ class Backend:
 
     def _warm(self) -> None:
         try:
-            if self.use_server and self._server_there():
-                return
-            self.local()
+            try:
+                there = self.use_server and self._server_there()
+            finally:
+                self._checked.set()
+            if not there:
+                self.local()
         except Exception as exc:  # noqa: BLE001 - said again by the first tool call
             log.warning("could not load the index: %s", exc)
 

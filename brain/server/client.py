@@ -39,6 +39,18 @@ RETRY_LEFT = 0.05
 # it is dropped: over any real answer (the largest, a note read with max_chars at the protocol's
 # 10,000,000 characters, each escaped in 6 bytes, is 60 MB; `ask` at k 200 in two modes, 3 MB).
 MAX_REPLY_BYTES = 128 << 20
+# A server that took a question and let it time out (hung, or paused with Ctrl-Z: the kernel
+# takes its connections, nothing answers) cost every client the whole timeout again, each `brain
+# ask` 15 s, and `brain mcp` a call's 15 s once a minute. Such a timeout (of at least
+# ``SILENT_MARK_AFTER`` s: the prompt hook's 0.8 s is no sign) is written beside the record
+# (``SILENT_FILE``), and for ``SILENT_FOR`` s every client asks that server only once it
+# answers a ping within ``SILENT_PING`` s (a quarter of its time at most; a ping unanswered
+# writes it again): a slow server, whose connections are still answered, is asked as before;
+# a hung one costs a client 1 s, not 15, for as long as it is hung.
+SILENT_FILE = "silent.json"
+SILENT_MARK_AFTER = 5.0
+SILENT_FOR = 60.0
+SILENT_PING = 1.0
 
 
 class NoServer(Exception):
@@ -135,10 +147,12 @@ def call(root: Path, op: str, *, timeout: float, any_shape: bool = False, tries:
     payload = protocol.encode(protocol.request(op, str(root), **fields))
     if len(payload) > protocol.MAX_REQUEST_BYTES:  # what every server answers it: not sent
         raise ServerError("bad_request", f"request over {protocol.MAX_REQUEST_BYTES} bytes")
+    if op != "stop":  # --stop reaches it (and sends SIGTERM when it does not answer)
+        _ping_if_silent(root, record, deadline)
     pause = RETRY_PAUSES[0]
     for attempt in range(1, max(1, tries) + 1):
         try:
-            return _call_once(root, record["socket"], payload, deadline, timeout)
+            return _call_once(root, record, payload, deadline, timeout)
         except Refused as exc:
             if attempt >= tries:
                 raise Refused(f"{exc} ({attempt} tries)" if attempt > 1 else str(exc)) from None
@@ -154,10 +168,67 @@ def call(root: Path, op: str, *, timeout: float, any_shape: bool = False, tries:
     raise AssertionError("unreachable")  # the loop returns or raises
 
 
-def _call_once(root: Path, path: str, payload: bytes, deadline: float, timeout: float) -> Any:
+def _silent_path(root: Path) -> Path:
+    return runtime.runtime_dir(root) / SILENT_FILE
+
+
+def _same_server(mark: Any, record: dict[str, Any]) -> bool:
+    return isinstance(mark, dict) and [mark.get("pid"), mark.get("started_at")] == [
+        record.get("pid"),
+        record.get("started_at"),
+    ]
+
+
+def _mark_silent(root: Path, record: dict[str, Any]) -> None:
+    """Say beside the record that this server let a question time out now (``SILENT_FILE``)."""
+    import os  # here: only a server that let a question time out pays for it
+
+    mark = {"pid": record.get("pid"), "started_at": record.get("started_at"), "at": time.time()}
+    path = _silent_path(root)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with open(fd, "w", encoding="utf-8") as handle:
+            json.dump(mark, handle)
+        os.replace(tmp, path)
+    except OSError:  # a full disk, the folder gone: the next client waits the timeout, as before
+        pass
+
+
+def _ping_if_silent(root: Path, record: dict[str, Any], deadline: float) -> None:
+    """``Unresponsive`` at once when the server let a question time out less than ``SILENT_FOR``
+    s ago (``SILENT_FILE``) and does not answer a ping now within ``SILENT_PING`` s."""
+    path = _silent_path(root)
+    try:
+        mark = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # none: the common case, one failed open
+        return
+    ago = time.time() - float(mark.get("at") or 0) if isinstance(mark, dict) else SILENT_FOR
+    if not _same_server(mark, record) or not 0 <= ago < SILENT_FOR:
+        return
+    wait = min(SILENT_PING, max(0.05, (deadline - time.monotonic()) / 4))
+    try:
+        _exchange(record["socket"], protocol.encode(protocol.request("ping", str(root))), time.monotonic() + wait)
+    except TimeoutError:
+        _mark_silent(root, record)  # silent still: the next ask pings it too, not waiting the timeout
+        pid = record.get("pid")
+        resume = f": `kill -CONT {pid}` resumes one paused" if isinstance(pid, int) else ""
+        raise Unresponsive(
+            f"brain serve for {root} let a question time out {ago:.0f} s ago and does not answer a ping in "
+            f"{wait:g} s now (hung, or paused with Ctrl-Z{resume})"
+        ) from None
+    except (OSError, ValueError, RecursionError, _TooLarge):  # another failure: the request says it
+        return
+    try:
+        path.unlink()  # it answers again
+    except OSError:
+        pass
+
+
+def _call_once(root: Path, record: dict[str, Any], payload: bytes, deadline: float, timeout: float) -> Any:
     """One exchange of ``call``: the ``result``, or its exceptions."""
     try:
-        reply = _exchange(path, payload, deadline)
+        reply = _exchange(record["socket"], payload, deadline)
     except _Dropped as exc:
         raise Dropped(
             f"brain serve for {root} took the question and closed the connection without an answer "
@@ -168,6 +239,8 @@ def _call_once(root: Path, path: str, payload: bytes, deadline: float, timeout: 
     except _TooLarge:
         raise NoServer(f"brain serve for {root} sent a reply over {MAX_REPLY_BYTES >> 20} MiB: not read") from None
     except TimeoutError as exc:
+        if timeout >= SILENT_MARK_AFTER:
+            _mark_silent(root, record)
         raise Unresponsive(f"brain serve for {root} did not answer in {timeout:g} s ({exc})") from None
     except (OSError, ValueError, RecursionError) as exc:  # refused, missing socket, reset, bad or too deep JSON
         raise NoServer(f"brain serve for {root} did not answer ({type(exc).__name__}: {exc})") from None
