@@ -391,6 +391,60 @@ def test_the_prompt_hook_says_it_is_the_prompt_hook(toy_vault, monkeypatch):
         assert seen == [True, False]
 
 
+def test_a_refusal_is_not_closed_for_another_before_it_is_written():
+    """Refused once read (``crowded``, ``kept``), a connection was said to wait on its client
+    with the time it came, so it was the first closed for a newcomer, before its refusal was
+    written: its client read no answer at all (and asked again, taking it for a refusal). It
+    gives way once its refusal is written."""
+    connections = daemon_module._Connections(limit=2, timeout=10)  # one being answered a process
+    pairs = [socket.socketpair() for _ in range(3)]
+    try:
+        first, refused, newcomer = (server_end for server_end, _ in pairs)
+        assert connections.admit(first, 1)
+        connections.read(first)
+        assert connections.answering(first, 1) is None
+        assert connections.admit(refused, 1)
+        connections.read(refused)
+        assert connections.answering(refused, 1) == "crowded"
+        assert not connections.admit(newcomer, 2), "the refusal was closed before it was written"
+        connections.wrote(refused)  # its refusal written: it waits on its client, and gives way
+        assert connections.admit(newcomer, 2) and connections.closed == 1
+    finally:
+        for server_end, client_end in pairs:
+            server_end.close()
+            client_end.close()
+
+
+def test_a_client_that_reads_none_of_a_large_answer_gives_its_place_up_while_it_does_not(toy_vault, monkeypatch):
+    """An answer's write has 10 s (CLIENT_TIMEOUT), and all that while its connection waited on
+    the server: a client that asked for a large answer and read none of it held its place for
+    the 10 s, every other client `busy`. After ``STALLED_AFTER`` s with no byte taken it waits on
+    its client, and a newcomer gets its place (and its answer), the stalled one closed."""
+    monkeypatch.setattr(daemon_module, "MAX_CONNECTIONS", 1)
+    monkeypatch.setattr(daemon_module, "PROMPT_PLACES", 0)
+    monkeypatch.setattr(daemon_module, "STALLED_AFTER", 0.3, raising=False)
+    line = "lorem ipsum dolor sit amet, a line of the long note to be read whole. " * 3
+    (toy_vault / "Long.md").write_text("# Long\n\n" + "\n".join([line] * 12_000), encoding="utf-8")  # 2.6 MB
+    with served(toy_vault, watch=False) as daemon:
+        hog = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        try:
+            hog.connect(str(daemon.socket_path))
+            ask = protocol.request("note", str(daemon.root), note="Long", max_chars=10_000_000)
+            hog.sendall(protocol.encode(ask))
+            hog.shutdown(socket.SHUT_WR)
+            hog.settimeout(10)
+            assert hog.recv(1) == protocol.TAKEN  # taken: then its answer is written, and not read
+            time.sleep(1.0)  # its write stalls (the socket's buffers full), for more than 0.3 s
+            started = time.monotonic()
+            answer = request(daemon, "ping")
+            assert answer["ok"] is True, answer  # before: busy, for the 10 s of the hog's write
+            assert time.monotonic() - started < 5
+            assert daemon.connections.closed >= 1
+        finally:
+            hog.close()
+
+
 def test_a_connection_whose_request_is_read_is_not_closed_for_another():
     """Read, and not yet said to be answered, a connection looked as if it waited on its client:
     on a loaded server the prompt hook's was closed for the next client to come (1 in 20 of

@@ -91,6 +91,10 @@ DRAIN_BYTES = 64 << 20
 # line. Brain's clients have sent theirs and half-closed by then; a client that keeps sending
 # (or keeps its end open) is closed after these, its place taken back.
 LINGER_SECONDS = 2.0
+# Seconds an answer's write may go without a byte taken by its client before its place may be
+# closed for another (``_Connections.stalled``): a client that never read a large answer held
+# its place for the write's whole CLIENT_TIMEOUT. One that reads, however slowly, takes bytes.
+STALLED_AFTER = 2.0
 LOG_MAX_BYTES = 5_000_000  # serve.log is moved to serve.log.1 beyond this, and started afresh
 READY_TIMEOUT = 120.0  # seconds --detach waits for the index to load before returning
 HEAL_EVERY = 2.0  # seconds between checks that the lock, socket and record are still the server's
@@ -629,13 +633,17 @@ class _SocketHandler(socketserver.StreamRequestHandler):
             if refusal is not None:
                 self._send(refusal)
                 return
-            if state == "kept":  # in a place kept for the prompt hook, and not its request
-                self._send(_every_place_busy())
-                return
-            if state == "crowded":
-                self._send(
-                    protocol.error("busy", f"{connections.per_client} requests of this client are being answered")
-                )
+            if state in ("kept", "crowded"):
+                try:  # (kept: in a place kept for the prompt hook, and not its request)
+                    self._send(
+                        _every_place_busy()
+                        if state == "kept"
+                        else protocol.error(
+                            "busy", f"{connections.per_client} requests of this client are being answered"
+                        )
+                    )
+                finally:
+                    connections.wrote(self.connection)  # its refusal written: now it may give way
                 return
             if not data:
                 return  # connected and left
@@ -647,7 +655,7 @@ class _SocketHandler(socketserver.StreamRequestHandler):
                     reply = daemon.answer(data)
             if connections.answered(self.connection):
                 try:
-                    self._send(reply)
+                    self._send_answer(reply, connections)
                 finally:
                     connections.wrote(self.connection)
         except TimeoutError:
@@ -705,6 +713,35 @@ class _SocketHandler(socketserver.StreamRequestHandler):
         before, that it was not taken, and asks again (``client.Refused``)."""
         with contextlib.suppress(OSError):  # the client gone: its question is dropped before its turn
             self.connection.sendall(protocol.TAKEN)
+
+    def _send_answer(self, reply: dict[str, Any], connections: _Connections) -> None:
+        """``_send`` for an answer: within CLIENT_TIMEOUT in all, and while its client takes no
+        byte of it for ``STALLED_AFTER`` s, its place may be closed for another
+        (``_Connections.stalled``): a client that never read a large answer held it 10 s."""
+        data = memoryview(protocol.encode(reply))
+        deadline = time.monotonic() + CLIENT_TIMEOUT
+        stalled = False
+        try:
+            while data:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError("the client took no answer within the timeout")
+                self.connection.settimeout(min(STALLED_AFTER, left))
+                try:
+                    sent = self.connection.send(data)
+                except TimeoutError:
+                    if not stalled and left > STALLED_AFTER:
+                        stalled = True
+                        connections.stalled(self.connection, True)
+                    continue
+                if stalled:  # it reads again
+                    stalled = False
+                    connections.stalled(self.connection, False)
+                data = data[sent:]
+        except OSError as exc:  # the client left, or was closed for another, before its answer
+            _SAID.say(logging.INFO, "a client left before its answer (%s)", type(exc).__name__)
+        finally:
+            self.connection.settimeout(CLIENT_TIMEOUT)
 
     def _send(self, reply: dict[str, Any]) -> None:
         try:
@@ -836,9 +873,17 @@ class _Connections:
 
     def _refused(self, conn: socket.socket, why: str) -> str:
         """``why``, for a connection refused once read: its refusal is written and it is read on,
-        waiting on its client again (for another to close)."""
-        self._open[conn] = (True, self._open[conn][1])
+        waiting on its client again (for another to close) once written (``wrote``): said so
+        here, with its time of coming, it was the first closed for a newcomer, its refusal cut
+        off (its client asked again all the same, taking it for one)."""
         return why
+
+    def stalled(self, conn: socket.socket, stalled: bool) -> None:
+        """Its answer's write has had no byte taken for ``STALLED_AFTER`` s (``stalled``): it
+        waits on its client, and may be closed for another; or its client reads again."""
+        with self._lock:
+            if conn in self._open:
+                self._open[conn] = (stalled, time.monotonic())
 
     def answered(self, conn: socket.socket) -> bool:
         """Its answer is ready to write; False when it was closed meanwhile. It still waits on the
