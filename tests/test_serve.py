@@ -278,6 +278,27 @@ def _busy_for(daemon, asks: int | None) -> list[str]:
     return sent
 
 
+def test_status_refused_busy_once_asks_again_and_the_server_is_up(toy_vault):
+    """`brain status` (and brain mcp's `status` tool) asked once: a server that refused it
+    `busy`, or whose connection was closed for another's before a byte of answer, was said to
+    be `not answering` (asks work without it) while it was up and full a moment. It is asked
+    again, as a question is, within its second."""
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        handle, sent = daemon.service.handle, []
+
+        def refusing(message):
+            sent.append(message["op"])
+            if sent.count("status") == 1:
+                return protocol.error("busy", "64 requests are being answered at once")
+            return handle(message)
+
+        daemon.service.handle = refusing
+        server = client.status(toy_vault.resolve(), timeout=5)
+    assert server is not None and server["state"] == "ready", sent
+    assert sent.count("status") == 2
+
+
 def _counting_recaller(monkeypatch) -> list[Path]:
     """Each in-process answer's vault: the model loaded here, a second index in memory."""
     from brain.recall import opening

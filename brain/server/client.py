@@ -453,10 +453,16 @@ def wait_for(timeout: float) -> float:
     return min(float(protocol.MAX_WAIT), max(0.0, timeout - 1.0))
 
 
+# Asks of `status` at most, within its timeout, while the server takes no question (``busy``,
+# or its connection closed for another's before a byte of answer): asked once, `brain status`
+# and brain mcp's `status` tool said "not answering" of a server that was up and full a moment.
+STATUS_TRIES = 4
+
+
 def status(root: Path, *, timeout: float = 1.0) -> dict[str, Any] | None:
     """The server's state, or None when no server answers."""
     try:
-        result = call(root, "status", timeout=timeout)
+        result = call(root, "status", timeout=timeout, tries=STATUS_TRIES)
     except (NoServer, ServerError):
         return None
     return result if isinstance(result, dict) else None
