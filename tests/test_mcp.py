@@ -1668,7 +1668,7 @@ def test_a_client_that_never_reads_its_answers_is_not_read_without_bound(toy_vau
 
 
 COUNTING_BACKEND = """
-import sys, threading
+import sys, threading, time
 from pathlib import Path
 from brain.mcp import server
 began, lock = [0], threading.Lock()
@@ -1681,6 +1681,7 @@ class Backend:
         with lock:
             began[0] += 1
             Path(sys.argv[2]).write_text(str(began[0]))
+        time.sleep(0.01)  # a search's time, about
         return {"links": [{"target": "x" * 300, "n": n} for n in range(100)], "backlinks": []}
 server.Backend = Backend
 server.run(Path(sys.argv[1]))
@@ -1690,8 +1691,9 @@ server.run(Path(sys.argv[1]))
 def test_calls_of_a_client_that_reads_no_answer_are_not_worked_on_while_none_can_be_written(tmp_path):
     """Reading stopped at 128 requests with unwritten answers, but all 128 were worked on while
     the client read none (1,000 searches unread: 3.8 s of CPU on the minivault, a search's cost
-    each on a larger vault). A call now begins once the answers before it can be written: a few
-    are worked on, and the others as the client reads; every one is answered once read."""
+    each on a larger vault). A call now begins once the answers before it can be written: those
+    begun at once are worked on, and the others as the client reads; every one is answered
+    once read."""
     import threading
 
     script, began = tmp_path / "counting.py", tmp_path / "began"
@@ -1725,8 +1727,9 @@ def test_calls_of_a_client_that_reads_no_answer_are_not_worked_on_while_none_can
             time.sleep(0.1)
             if count() != last:
                 last, still_since = count(), time.monotonic()
-        # what the pipe takes, one in the writer's hands, one waiting for it, the few begun with them
-        assert 0 < count() <= 12, f"{count()} calls worked on with their answers unread"
+        # the SDK's 40 worker threads' calls begun at once, what the pipe takes, one in the writer's
+        # hands and those that waited for it less than WRITER_STUCK: before, all 128 read (130)
+        assert 0 < count() <= 64, f"{count()} calls worked on with their answers unread"
         ids = {_answer(process, 60)["id"] for _ in range(calls)}
         writer.join(30)
         assert ids == set(range(1, calls + 1)) and count() == calls

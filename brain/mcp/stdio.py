@@ -228,10 +228,15 @@ def client_stdin(on_end: Callable[[], None] | None = None) -> Iterator[ClientLin
 
 MAX_IN_FLIGHT = 128  # requests read whose answers are not written yet, before reading stops
 STUCK_AFTER = 60.0  # seconds stopped with no answer written or being written: the count is forgotten
-# Tool calls of the session that read the index at once (``InFlight.working``): the query thread,
-# this process's or the server's (one question of a client process at a time), answers one at a
-# time anyway; a few at once keep the round trips and the waits for a pass overlapping.
-WORKING_AT_ONCE = 4
+# Tool calls of the session that ask the index at once (``InFlight.working``): as many as the
+# SDK has worker threads, so that a call waits for room to answer as it would take its thread,
+# not as it is read (128 read in a burst were all past such a wait, and all worked on). Fewer
+# made a burst slower: 60 searches at once with `brain serve` up, 4 at once 6.1 and 6.2 s, 16
+# at once 6.0 to 7.6 s, where 40 (and the tree before) took 4.1 to 5.1 s (bench/mcp_burst.py).
+WORKING_AT_ONCE = 40
+# Seconds an answer may wait for the writer before calls wait to begin: the writer busy with the
+# answer before is no sign (a burst has one waiting now and then); a client's full pipe is.
+WRITER_STUCK = 0.1
 
 
 class InFlight:
@@ -253,11 +258,11 @@ class InFlight:
     second) is told to ``on_hang_up`` as the end of its stdin would be: brain mcp ends a while
     after (``server._AfterStdin``), not waiting for good on answers nobody reads.
 
-    The requests read are not all worked on: a tool call begins only while no answer waits for
-    the writer (``working``). Reading stopped at 128, but every one of the 128 was worked on
-    while the client read none of it (1,000 searches unread: all 128 run, 3.8 s of CPU on the
-    minivault, a search's cost each on a larger vault); now a few, what the pipe takes and the
-    calls already begun, and the others begin as the client reads.
+    The requests read are not all worked on: a tool call begins only while no answer has
+    waited long for the writer (``working``). Reading stopped at 128, but every one of the 128
+    was worked on while the client read none of it (1,000 searches unread: all 128 run, 3.8 s of
+    CPU on the minivault, a search's cost each on a larger vault); now those begun at once (1.6
+    s), and the others begin as the client reads.
     """
 
     def __init__(
@@ -276,10 +281,11 @@ class InFlight:
         self.unanswered: dict[Any, int] = {}  # id -> requests read with it and not answered
         self.count = 0
         self.writing_now = 0  # answers handed to the writer, not yet taken by it
+        self.waiting_since = 0.0  # time.monotonic() since when the first of them has waited
         self._room = anyio.Event()
         self.working_at_once = working_at_once
         self._working: anyio.Semaphore | None = None  # made in the event loop, as the first call comes
-        self._writable = anyio.Event()  # set as the last answer waiting for the writer is taken
+        self._writable = anyio.Event()  # set as the writer takes an answer
 
     def reading(self, stream: Any) -> _Reading:
         return _Reading(stream, self)
@@ -287,16 +293,17 @@ class InFlight:
     @contextlib.asynccontextmanager
     async def working(self, *, at_once: bool = True) -> AsyncIterator[None]:
         """Around a tool call (in its task, before it takes a worker thread: the writer needs one
-        of the same 40 to write): it begins once no answer waits for the writer (the client reads
-        what was written: its pipe has room), and, ``at_once``, while fewer than
-        ``WORKING_AT_ONCE`` others are at work. A call cancelled meanwhile is never begun."""
+        of the same 40 to write): it begins, ``at_once``, while fewer than ``WORKING_AT_ONCE``
+        others are at work, and then once no answer has waited for the writer ``WRITER_STUCK`` s
+        (the client reads what was written: its pipe has room). A call cancelled meanwhile is
+        never begun."""
         if self._working is None:
             self._working = anyio.Semaphore(self.working_at_once)
         held = self._working if at_once else None
         if held is not None:
             await held.acquire()
         try:
-            while self.writing_now > 0:
+            while self.writing_now > 0 and time.monotonic() - self.waiting_since >= WRITER_STUCK:
                 if self._writable.is_set():  # set for calls waiting before: one unset, shared by all now
                     self._writable = anyio.Event()
                 await self._writable.wait()
@@ -405,13 +412,15 @@ class _Writing:
     async def send(self, item: Any) -> None:
         message = getattr(item, "message", None)
         answered = message.id if isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)) else None
+        if self._flow.writing_now == 0:
+            self._flow.waiting_since = time.monotonic()
         self._flow.writing_now += 1
         try:
             await self._stream.send(item)  # taken by the writer: the pipe holds it, or will
         finally:
             self._flow.writing_now -= 1
-            if self._flow.writing_now == 0:
-                self._flow._writable.set()
+            self._flow.waiting_since = time.monotonic()  # the writer took one: the next waits from now
+            self._flow._writable.set()
         if answered is not None:
             self._flow._give_back(answered)
 
