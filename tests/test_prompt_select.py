@@ -317,6 +317,16 @@ def test_a_stub_note_gives_its_place_to_the_next():
     assert select.choose([stub], min_cosine=0.35, k=5).reason == select.BELOW_THRESHOLD
 
 
+@pytest.mark.parametrize("text", ["Note 1", "Note 1\n", "# Note 1", "  Note 1  \n\n"])
+def test_an_empty_file_s_note_gives_its_place_too(text):
+    """An empty file (or frontmatter alone) is indexed as one chunk holding its title, with no
+    heading: shown, it was its title quoted under its title, taking a place from a note with text
+    ("Entry of 6th Jun, 2025", an empty journal entry, first for "my June 2025 journal")."""
+    stub = _note(1, 0.8, text=text)
+    choice = select.choose([stub, *(_note(n, 0.6) for n in range(2, 8))], min_cosine=0.35, k=5)
+    assert [c.note_id for c in choice.notes] == [2, 3, 4, 5, 6]
+
+
 def test_a_path_is_shown_as_the_model_can_open_it():
     """Putting a name on one line joined every run of spaces: "Meeting  notes.md" (two spaces, a
     tab) was shown to the model as a path no file has. Only line breaks become a space."""

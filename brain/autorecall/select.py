@@ -190,7 +190,7 @@ def choose(
     for c in results:
         if len(window) >= k:
             break
-        if not _body(c):  # a stub (its title alone): its place would show an empty quote
+        if not _body(c) or c.says_only_its_title():  # a stub: its place would quote nothing or its title
             continue
         if shown_before(c):
             skipped += c.dense_score >= min_cosine

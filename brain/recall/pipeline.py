@@ -105,13 +105,7 @@ def stub_notes(store: IndexStore, candidates: Iterable[Candidate]) -> set[int]:
     """Of these candidates, the notes with nothing past their title: one chunk, holding the
     title (what the index gives a note with no body: an empty file, frontmatter alone) or a
     heading line of it alone. Every lane's candidate carries one of its note's chunks."""
-    suspects = {}
-    for c in candidates:
-        body = c.text.strip()
-        if body.startswith("#"):
-            body = body.lstrip("#").strip()
-        if not body or body == c.title.strip():
-            suspects[c.note_id] = c
+    suspects = {c.note_id: c for c in candidates if c.says_only_its_title()}
     if not suspects:
         return set()
     counts = store.note_chunk_counts(list(suspects))

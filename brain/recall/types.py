@@ -265,6 +265,14 @@ class Candidate:
     agreed: bool = False  # the bridge lane and anchor_lex both put it first: put first (bridge.agreed_first)
     described: bool = False  # a description of it, its passage's link read by the link lanes: put first
 
+    def says_only_its_title(self) -> bool:
+        """Whether its passage holds nothing but the note's title, or a heading line of it: what the
+        index gives a note with no body (an empty file, frontmatter alone) as its one chunk."""
+        body = self.text.strip()
+        if body.startswith("#"):
+            body = body.lstrip("#").strip()
+        return not body or body == self.title.strip()
+
 
 @dataclass
 class Gate:
