@@ -346,13 +346,13 @@ def test_an_edit_reads_no_other_past_contents_chunk_list(tmp_path, monkeypatch):
     """Keeping a content's chunks as past chunks unpacked every past content's chunk list of the
     note to find chunks none held any more, which a new list cannot cause: each edit of a log
     with a long past cost its versions times its chunks (400 versions of 2,400 chunks: 45 ms)."""
-    import brain.index.store
+    import brain.index.history_store
 
     root = tmp_path / "vault"
     _grow(root, 8)
     unpacked = []
-    real = brain.index.store.unpack_ids
-    monkeypatch.setattr(brain.index.store, "unpack_ids", lambda blob: unpacked.append(1) or real(blob))
+    real = brain.index.history_store.unpack_ids
+    monkeypatch.setattr(brain.index.history_store, "unpack_ids", lambda blob: unpacked.append(1) or real(blob))
     write(root, "Log.md", (root / "Log.md").read_text() + _section(8))
     index_then_moment(root)
     assert unpacked == []

@@ -9,7 +9,7 @@ import numpy as np
 from conftest import FakeEmbedder, write
 from index_helpers import index_then_moment, open_store
 
-from brain.index import store as store_module
+from brain.index import history_store
 from brain.index.vectors import VectorIndex, load_current
 from brain.recall.past import PAST, LayeredVectors, PastIndex, slice_vectors
 
@@ -154,7 +154,7 @@ def test_a_slice_reads_its_versions_a_batch_at_a_time(tmp_path, monkeypatch):
     """Opening a view read every note's row at once, and the objects it kept of them (ids, the
     JSON the present does not hold) held most of that memory after the rows went: at 100,000
     notes 50 MB of the first view's 193 resident. A batch at a time, little more than it keeps."""
-    monkeypatch.setattr(store_module, "SLICE_BATCH", 20)
+    monkeypatch.setattr(history_store, "SLICE_BATCH", 20)
     store, moment = _kilns(tmp_path / "vault")
     try:
         tracemalloc.start()
