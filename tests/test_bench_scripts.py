@@ -49,6 +49,19 @@ SCRIPTS: list[tuple[str, list[str], list[str]]] = [
     ("hidden_text.py", [TOY], ["HTML comment outside code", "for_model: "]),
     ("hook_speed.py", ["--runs", "1", "--size-mb", "1"], ["brain hook stop : p50", "ratio (p50)     : "]),
     ("invisible_chars.py", [TOY], ["toy_vault: ", " holding one, "]),
+    (
+        "tree_speed.py",
+        [
+            "--old",
+            str(ROOT),
+            "--vault",
+            str(BENCH / "minivault" / "vault"),
+            "--queries",
+            str(BENCH / "minivault" / "queries.jsonl"),
+        ]
+        + ["--rounds", "1", "--asks", "1", "--size-mb", "1"],
+        ["warm ask p95 (per ask)", "brain status", "hook stop (1 MB transcript)", "index after 10 notes changed"],
+    ),
     ("hostile_patterns.py", ["--stars", "4", "--give-up", "1"], ["inline code: runs"]),
     (
         "ledger_scale.py",
