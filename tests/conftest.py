@@ -345,6 +345,65 @@ def _stop_the_workers(signum: int) -> None:
             continue
 
 
+RUNNING: dict[str, float] = {}  # this run's tests started and not finished: since when
+
+
+def pytest_runtest_logstart(nodeid, location):
+    RUNNING[nodeid] = time.monotonic()
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    RUNNING.pop(nodeid, None)
+
+
+WORKERS_STOPPING = 30.0  # seconds the run waits, once stopped, for its workers' last reports
+
+
+def _read_the_workers_last_reports(config) -> None:
+    """After the SIGTERM, what the workers sent and pytest-xdist's controller had not read yet
+    (the KeyboardInterrupt ends its loop at once): the reports of tests that finished (a test cut
+    short reports if it caught the interrupt), the tests started, each worker's end. Read until every worker has ended, or for
+    WORKERS_STOPPING seconds; a worker's own end (crash handling, a worker started in its place)
+    is left to xdist's teardown, which follows."""
+    from queue import Empty
+
+    dsession = config.pluginmanager.getplugin("dsession")
+    queue, nodes = getattr(dsession, "queue", None), set(getattr(dsession, "_active_nodes", ()))
+    deadline = time.monotonic() + WORKERS_STOPPING
+    while nodes and queue is not None and time.monotonic() < deadline:
+        try:
+            name, kwargs = queue.get(timeout=max(0.0, min(1.0, deadline - time.monotonic())))
+        except Empty:
+            continue
+        if name in ("workerfinished", "errordown", "internal_error"):
+            nodes.discard(kwargs.get("node"))
+        elif name in ("logstart", "testreport", "logfinish", "warning_recorded"):
+            getattr(dsession, "worker_" + name)(**kwargs)
+
+
+def pytest_keyboard_interrupt(excinfo):
+    """A run stopped by SIGTERM reports every test that finished and names the tests it cut
+    short: the one that hung the run is the reason CI's time limit stopped it. (Called as the
+    interrupt ends the run's loop, before pytest-xdist's end of the session stops the workers.)"""
+    if not TERMINATED or not RUN or hasattr(RUN[0], "workerinput"):
+        return
+    config = RUN[0]
+    if config.pluginmanager.hasplugin("dsession"):
+        _read_the_workers_last_reports(config)
+    reporter = config.pluginmanager.getplugin("terminalreporter")
+    now = time.monotonic()
+    lines = [
+        f"still running when the run was stopped by signal {TERMINATED[0]}: {nodeid} ({now - started:.1f} s)"
+        for nodeid, started in sorted(RUNNING.items())
+    ]
+    if lines and reporter is not None:
+        reporter.write("\n")  # after the progress dots
+        for line in lines:
+            reporter.write_line(line, red=True)
+    elif lines:
+        sys.stderr.write("".join(line + "\n" for line in lines))
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     yield

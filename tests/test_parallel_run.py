@@ -162,3 +162,103 @@ def test_a_worker_s_tests_see_a_pipe_s_terminal_width_as_a_serial_run_s_do(tmp_p
         timeout=300,
     )
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+HANGING_FILE = """
+import os
+import time
+from pathlib import Path
+
+
+def test_hangs():
+    Path(os.environ["MARKS"], "hangs").write_text("started")
+    time.sleep(600)
+"""
+
+QUICK_FILE = """
+import os
+from pathlib import Path
+
+import pytest
+
+
+@pytest.mark.parametrize("n", range(3))
+def test_quick(n):
+    Path(os.environ["MARKS"], f"quick{n}").write_text("done")
+"""
+
+BUSY_CONTROLLER = """
+import time
+
+import pytest
+
+CONTROLLER = []
+
+
+def pytest_configure(config):
+    if not hasattr(config, "workerinput"):
+        CONTROLLER.append(config)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_logreport(report):
+    if CONTROLLER and report.nodeid.endswith("test_quick[0]") and report.when == "teardown":
+        time.sleep(600)  # the run busy: the reports the workers send meanwhile wait to be read
+"""
+
+
+def test_a_parallel_run_cut_by_sigterm_reports_every_test_that_finished_and_names_the_one_running(tmp_path):
+    """CI's time limit (SIGTERM) raised KeyboardInterrupt in pytest-xdist's controller at once: the
+    reports its workers had sent and it had not yet read were dropped, and the test that hung the
+    run (the reason for the cut) was named nowhere in a -q log. The reports sent are read, each
+    worker given the time to stop, and the tests still running when the run was stopped are named
+    (here: the run is busy after the first quick test's report, the next two wait to be read)."""
+    pytest.importorskip("xdist")
+    if not Path("/proc/self/stat").exists():
+        pytest.skip("the workers are found in /proc")
+    (tmp_path / "test_hanging.py").write_text(HANGING_FILE)
+    (tmp_path / "test_quick.py").write_text(QUICK_FILE)
+    (tmp_path / "busy_controller.py").write_text(BUSY_CONTROLLER)
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    env = brain_env(MARKS=str(marks))
+    paths = (str(tmp_path), str(TESTS), env["PYTHONPATH"], os.environ.get("PYTHONPATH"))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+    env.pop("PYTEST_BRAIN_SESSION", None)  # a run of its own
+    command = [
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "conftest",
+        "-p",
+        "busy_controller",
+        "-n",
+        "2",
+        "--dist",
+        "loadfile",
+    ]
+    run = subprocess.Popen(
+        [sys.executable, "-m", "pytest", *command, "test_hanging.py", "test_quick.py"],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        expected = {"hangs", "quick0", "quick1", "quick2"}
+        deadline = time.monotonic() + 240  # guards against a hang only: the marks come in seconds
+        while {p.name for p in marks.iterdir()} != expected and run.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert {p.name for p in marks.iterdir()} == expected, "the inner run did not run its tests"
+        run.send_signal(signal.SIGTERM)
+        out = run.communicate(timeout=120)[0]
+        assert run.returncode == pytest.ExitCode.INTERRUPTED, out
+        assert "3 passed" in out, out
+        assert "still running when the run was stopped by signal 15: test_hanging.py::test_hangs" in out, out
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait(30)
