@@ -998,12 +998,13 @@ def test_a_client_that_closes_stdin_and_never_reads_its_answers_does_not_keep_br
         # it ended cleanly with answers still unmade, and nothing was waiting to be said
         _wait_blocked_on(process)
         process.stdin.close()
-        started = time.monotonic()
+        # It ends by its grace after stdin (5 s), which its warning below says; the wait only
+        # guards against it running on (it was also bounded at 15 s of wall time, which a loaded
+        # machine could overrun, where the warning tells that grace from any other end).
         try:
-            process.wait(30)
+            process.wait(120)
         except subprocess.TimeoutExpired:
             pytest.fail("brain mcp kept running after its client closed stdin, its answers unread")
-        assert time.monotonic() - started < 15
         assert process.returncode == 0
         stderr = process.stderr.read().decode()
         assert "Traceback" not in stderr, stderr
