@@ -1478,48 +1478,69 @@ def test_while_another_brain_index_holds_the_lock_asks_do_not_wait(toy_vault):
 
 
 def test_at_start_the_existing_index_answers_while_the_first_pass_runs(toy_vault):
-    from conftest import FakeEmbedder
+    """The first pass is held (its embedding waits, the model free for questions) until the
+    existing index has answered: it slept 0.2 s a batch, and a loaded machine could finish the
+    pass before the test looked (``watcher.busy`` false, the question not asked during it)."""
+    import threading
 
-    class Slow(FakeEmbedder):
-        def embed_documents(self, texts, *, progress=False):
-            time.sleep(0.2)
-            return super().embed_documents(texts, progress=progress)
+    from conftest import FakeEmbedder
 
     _index(toy_vault)
     for i in range(40):
         write(toy_vault, f"New/Note {i}.md", f"# Note {i}\n\nA new note about otters, number {i}.\n")
-    service = Service(toy_vault.resolve(), embedder=Slow())
+    service = Service(toy_vault.resolve(), embedder=FakeEmbedder())
+    answered, embed = threading.Event(), service.embedder.embed_documents
+
+    def held(texts, *, progress=False):
+        answered.wait(120)  # a guard against a hang only: set once the question is answered
+        return embed(texts, progress=progress)
+
+    service.embedder.embed_documents = held  # type: ignore[method-assign]
     daemon = Daemon(toy_vault.resolve(), service)
     daemon.start()
     try:
-        wait_until(lambda: service.state == "ready", 30, "the existing index to load")
+        wait_until(lambda: service.state == "ready", 120, "the existing index to load")
         assert service.watcher.busy  # the first pass is still indexing the 40 new notes
-        results = client.ask(daemon.root, QUESTION, ["hybrid+ppr"], RecallSettings(k=3), update=False, timeout=15)
+        results = client.ask(daemon.root, QUESTION, ["hybrid+ppr"], RecallSettings(k=3), update=False, timeout=120)
         assert len(results[0].results) == 3 and results[0].stale >= 1
-        wait_until(lambda: not service.watcher.busy, 60, "the first pass")
-        results = client.ask(daemon.root, "otters", ["hybrid+ppr"], RecallSettings(k=3), update=False, timeout=15)
+        answered.set()
+        wait_until(lambda: not service.watcher.busy, 120, "the first pass")
+        results = client.ask(daemon.root, "otters", ["hybrid+ppr"], RecallSettings(k=3), update=False, timeout=120)
         assert results[0].stale == 0 and results[0].results[0].path.startswith("New/")
     finally:
+        answered.set()
         daemon.stop()
 
 
 def test_a_vault_with_no_notes_is_served_empty_and_fills_as_notes_arrive(tmp_path, caplog):
-    from conftest import FakeEmbedder
+    """The first note's pass is held (its embedding waits) until an ask comes, which waits for
+    it. It slept 0.5 s, and a loaded machine could end the pass before the test saw it begin."""
+    import threading
 
-    class Slow(FakeEmbedder):  # the first note's pass takes a moment: an ask meanwhile waits for it
-        def embed_documents(self, texts, *, progress=False):
-            time.sleep(0.5 if texts else 0)
-            return super().embed_documents(texts, progress=progress)
+    from conftest import FakeEmbedder
 
     vault = tmp_path / "empty"
     vault.mkdir()
     root = vault.resolve()
-    service = Service(root, embedder=Slow(), settle_ms=150)
+    service = Service(root, embedder=FakeEmbedder(), settle_ms=150)
+    asked, embed, handle = threading.Event(), service.embedder.embed_documents, service.handle
+
+    def held(texts, *, progress=False):
+        if texts:
+            asked.wait(120)  # a guard against a hang only: set as the ask comes
+        return embed(texts, progress=progress)
+
+    def asking(message):
+        if message.get("op") == "ask":
+            asked.set()
+        return handle(message)
+
+    service.embedder.embed_documents = held  # type: ignore[method-assign]
     daemon = Daemon(root, service)
     daemon.start()
     try:
-        assert service.wait_ready(30) and service.state == "empty" and service.failure is None
-        wait_until(lambda: not service.watcher.busy, 30, "the first pass")
+        assert service.wait_ready(120) and service.state == "empty" and service.failure is None
+        wait_until(lambda: not service.watcher.busy, 120, "the first pass")
         no_notes = f"the vault {root} has no notes to search: `brain index` found no markdown notes in it"
         reply = request(daemon, "ask", query=QUESTION, modes=["vector"], settings={})
         assert reply["error"] == {"code": "brain_error", "message": no_notes}
@@ -1532,11 +1553,13 @@ def test_a_vault_with_no_notes_is_served_empty_and_fills_as_notes_arrive(tmp_pat
         assert "server: up (empty, pid" in status
         assert service.errors == 0 and not [r for r in caplog.records if r.levelname == "ERROR"]
         write(vault, "Otters.md", "# Otters\n\nOtters hold hands while they sleep.\n")
-        wait_until(lambda: service.watcher.busy, 10, "the watcher to hear of the note")
+        wait_until(lambda: service.watcher.busy, 120, "the watcher to hear of the note")
         assert service.state == "empty"
-        results = client.ask(root, "otters sleep", ["hybrid+ppr"], RecallSettings(k=3), timeout=15)
+        service.handle = asking  # type: ignore[method-assign]
+        results = client.ask(root, "otters sleep", ["hybrid+ppr"], RecallSettings(k=3), timeout=120)
         assert [c.path for c in results[0].results] == ["Otters.md"] and service.state == "ready"
     finally:
+        asked.set()
         daemon.stop()
 
 
