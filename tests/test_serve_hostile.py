@@ -176,11 +176,20 @@ def test_asks_whose_clients_hung_up_before_their_turn_are_not_run(toy_vault, mon
             answer(job)
 
         monkeypatch.setattr(service, "_answer", counting)
+        reply_to, given_up = daemon.answer, []
+
+        def counted(data):
+            try:
+                return reply_to(data)
+            finally:
+                given_up.append(data)
+
+        monkeypatch.setattr(daemon, "answer", counted)
         release = threading.Event()
         blocker = threading.Thread(target=lambda: service.run(lambda r: release.wait(30), timeout=60))
         blocker.start()  # the query thread is taken, as by a long question
         try:
-            wait_until(lambda: ran, 10, "the query thread to take the first job")
+            wait_until(lambda: ran, 120, "the query thread to take the first job")
             service._jobs = queue.Queue()  # the same calls, and the jobs waiting can be seen
             ask = protocol.encode(protocol.request("ask", str(daemon.root), query="agent memory", modes=["hybrid+ppr"]))
             for _ in range(10):  # ask, then hang up before the answer
@@ -188,10 +197,12 @@ def test_asks_whose_clients_hung_up_before_their_turn_are_not_run(toy_vault, mon
                 sock.sendall(ask)
                 sock.close()
             queued = service._jobs.queue
-            wait_until(lambda: len(queued) >= 1, 10, "the asks to wait their turn")
-            time.sleep(0.5)  # the handlers of all ten have read their request
+            # each of the ten handlers has read its request, waited, and been done with it while
+            # the query thread is still taken (it slept 0.5 s for them to read theirs, and one a
+            # loaded machine read later could have its turn once the thread was let go)
+            wait_until(lambda: len(given_up) == 10, 120, "the ten asks to be given up")
             dropped = lambda: all(job.future.cancelled() for job in list(queued)) and not service._turns
-            wait_until(dropped, 5, "the asks to be dropped")
+            wait_until(dropped, 120, "the asks to be dropped")
         finally:
             release.set()
             blocker.join(30)
