@@ -186,7 +186,7 @@ def test_asks_whose_clients_hung_up_before_their_turn_are_not_run(toy_vault, mon
 
         monkeypatch.setattr(daemon, "answer", counted)
         release = threading.Event()
-        blocker = threading.Thread(target=lambda: service.run(lambda r: release.wait(30), timeout=60))
+        blocker = threading.Thread(target=lambda: service.run(lambda r: release.wait(300), timeout=600))
         blocker.start()  # the query thread is taken, as by a long question
         try:
             wait_until(lambda: ran, 120, "the query thread to take the first job")

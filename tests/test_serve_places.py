@@ -247,11 +247,11 @@ def test_the_prompt_hooks_questions_go_first_but_never_keep_the_others_from_thei
         service = daemon.service
         order: list[str] = []
         taken, release = threading.Event(), threading.Event()
-        blocker = threading.Thread(target=lambda: service.run(lambda r: taken.set() or release.wait(30), timeout=60))
+        blocker = threading.Thread(target=lambda: service.run(lambda r: taken.set() or release.wait(300), timeout=600))
         blocker.start()  # the query thread is taken, as by a long question
         threads = []
         try:
-            assert taken.wait(10), "the query thread did not take the first job"
+            assert taken.wait(120), "the query thread did not take the first job"
             for i, name in enumerate(asked.split()):
 
                 def ask(name: str = name, peer: int = i) -> None:

@@ -127,12 +127,12 @@ def test_connections_refused_busy_are_read_on_no_more_than_the_places(toy_vault,
                 sock.close()
             flood.clear()
             wait_until(
-                lambda: _handling() == PLACES, 10, "the refused connections' threads ended as their clients left"
+                lambda: _handling() == PLACES, 60, "the refused connections' threads ended as their clients left"
             )
             assert daemon.connections.refused_reading == 0
             flood.append(connect())  # a place to read on is free again
             _busy_line(flood[0])
-            wait_until(lambda: daemon.connections.refused_reading == 1, 10, "the next refused connection read on")
+            wait_until(lambda: daemon.connections.refused_reading == 1, 60, "the next refused connection read on")
             assert daemon.connections.refused_closed == 2 * PLACES
         finally:
             for sock in flood:

@@ -274,7 +274,7 @@ def test_a_note_made_unreadable_under_a_polling_brain_serve_is_dropped_within_se
     secret = write(toy_vault, "Diary.md", SECRET)
     _index(toy_vault)
     with served(toy_vault, force_polling=True) as daemon:
-        wait_until(lambda: daemon.service.watcher.mode == "polling", 10, "the poller")
+        wait_until(lambda: daemon.service.watcher.mode == "polling", 60, "the poller")
 
         def answered() -> list[str]:
             asked = request(
