@@ -3,6 +3,7 @@ vault boundary, the watcher, and queries while it indexes (never a torn result).
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
@@ -1137,12 +1138,23 @@ def test_a_burst_of_a_thousand_files_is_one_pass(toy_vault):
         passes = daemon.service.watcher.passes
         burst = toy_vault / "Burst"
         burst.mkdir()
+        written = []
         for i in range(1000):
             (burst / f"Card {i:04d}.md").write_text(f"# Card {i}\n\nCard {i} of the burst.\n", encoding="utf-8")
+            written.append(time.monotonic())
         settled(daemon, "Burst/", timeout=120)
         assert sum(p.startswith("Burst/") for p in _paths(daemon)) == 1000
-        # one pass; a second only if the machine stalled the writer for longer than the settle time
-        assert daemon.service.watcher.passes - passes <= 2, daemon.service.watcher.passes - passes
+        # One pass, and one more at most (the events a pass missed); a pass more for each stall of
+        # the writer longer than the settle time (the vault quiet: a batch ends), and for each
+        # max_wait_seconds the writing took (a batch ends however it goes on): a loaded machine
+        # can stall it, where "at most 2" would fail. A pass a file or a few would be hundreds.
+        watcher = daemon.service.watcher
+        stalls = sum(later - earlier >= watcher.settle_ms / 1000 for earlier, later in itertools.pairwise(written))
+        allowed = 2 + stalls + int((written[-1] - written[0]) / watcher.max_wait_seconds)
+        made = watcher.passes - passes
+        assert made <= allowed, (
+            f"{made} passes for a burst written with {stalls} stalls in {written[-1] - written[0]:.1f} s"
+        )
         assert daemon.service.status()["last_update"]["reason"] == "changes"
 
 
