@@ -279,11 +279,11 @@ def test_hook_path_imports_only_the_standard_library(tmp_path):
 
 
 def _hook_with_slow_settings(hook: str, home: Path, stdin: bytes, **env_extra: str) -> subprocess.CompletedProcess:
-    """``brain hook <hook>`` whose .env loading takes 30 s (a huge file, a slow disk)."""
+    """``brain hook <hook>`` whose .env loading takes an hour (a huge file, a slow disk)."""
     code = (
         "import sys, time\n"
         "from brain import config\n"
-        "def slow():\n    time.sleep(30)\n    return []\n"
+        "def slow():\n    time.sleep(3600)\n    return []\n"
         "config.load_dotenv_files = slow\n"
         "sys.argv = ['brain', 'hook', sys.argv[1]]\n"
         "from brain.__main__ import main\n"
@@ -291,8 +291,10 @@ def _hook_with_slow_settings(hook: str, home: Path, stdin: bytes, **env_extra: s
     )
     _, env = brain_command()
     env.update(BRAIN_HOME=str(home), PYTHONPATH=str(Path(__file__).resolve().parents[1]), **env_extra)
+    # an hour's read, which only the budget ends: the time given is a guard (it was 20 s against a
+    # read of 30 s, and a loaded machine's start-up could take the difference)
     return subprocess.run(
-        [sys.executable, "-c", code, hook], input=stdin, env=env, capture_output=True, check=False, timeout=20
+        [sys.executable, "-c", code, hook], input=stdin, env=env, capture_output=True, check=False, timeout=300
     )
 
 
@@ -324,7 +326,7 @@ def test_a_budget_set_in_an_env_file_moves_the_watchdog(tmp_path):
         [*cmd, "hook", "stop"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=tmp_path
     )
     try:
-        assert proc.wait(timeout=20) == 0  # stdin stays open: only the watchdog ends it
+        assert proc.wait(timeout=300) == 0  # stdin stays open: only the watchdog ends it (a guard)
     finally:
         proc.kill()
         proc.stdin.close()
