@@ -96,7 +96,7 @@ def test_a_file_written_on_and_on_beside_the_notes_does_not_hold_back_a_save(toy
         try:
             time.sleep(0.5)
             write(toy_vault, "Saved.md", "# Saved\n\nThe pangolin note.\n")
-            wait_until(lambda: "Saved.md" in _paths(daemon), 5, "the save, while the other file is written")
+            wait_until(lambda: "Saved.md" in _paths(daemon), 60, "the save, while the other file is written")
         finally:
             stop.set()
             thread.join()
@@ -114,15 +114,15 @@ def test_a_vault_swapped_for_another_folder_is_watched_again(toy_vault, tmp_path
         write(tmp_path / "new", "Restored.md", "# Restored\n\nThe quokka note.\n")
         os.rename(toy_vault, tmp_path / "old")
         os.rename(tmp_path / "new", toy_vault)
-        wait_until(lambda: "Restored.md" in _paths(daemon), 10, "the new folder's note")
+        wait_until(lambda: "Restored.md" in _paths(daemon), 60, "the new folder's note")
         write(toy_vault, "After.md", "# After\n\nThe numbat note.\n")
         wait_until(lambda: "After.md" in _paths(daemon), 60, "a save in the new folder")
 
         shutil.rmtree(toy_vault)  # deleted, then made again (once the server has seen it gone)
-        wait_until(lambda: daemon.service.watcher.gone, 10, "the server to see the vault gone")
+        wait_until(lambda: daemon.service.watcher.gone, 60, "the server to see the vault gone")
         toy_vault.mkdir()
         write(toy_vault, "Again.md", "# Again\n\nThe wombat note.\n")
-        wait_until(lambda: _paths(daemon) == {"Again.md"}, 10, "the vault made again")
+        wait_until(lambda: _paths(daemon) == {"Again.md"}, 60, "the vault made again")
         wait_until(lambda: not daemon.service.watcher.busy, 60, "the watcher to settle")
 
 
