@@ -356,7 +356,9 @@ def pytest_runtest_logfinish(nodeid, location):
     RUNNING.pop(nodeid, None)
 
 
-WORKERS_STOPPING = 30.0  # seconds the run waits, once stopped, for its workers' last reports
+# Seconds the run waits, once stopped, for its workers' last reports (xdist then waits 10 s more
+# for them to exit)
+WORKERS_STOPPING = 10.0
 
 
 def _read_the_workers_last_reports(config) -> None:
