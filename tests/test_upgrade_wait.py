@@ -112,7 +112,7 @@ def _hold_past_busy_timeout(tmp_path: Path, procs: dict[str, subprocess.Popen]) 
     then longer than SQLite's busy timeout."""
     wait_until(
         lambda: all(p.poll() is not None or WAITING in _stderr(tmp_path, n) for n, p in procs.items()),
-        60,
+        300,  # the guards in this file: of brain processes started on a loaded machine
         "every process to meet the upgrade",
     )
     time.sleep(BUSY_TIMEOUT + 0.5)
@@ -125,12 +125,14 @@ def test_index_ask_and_status_wait_for_an_upgrade_under_way_then_run_it_once(old
         "ask": ["ask", "guitar", "--vault", vault],
         "status": ["status", "--vault", vault],
     }
-    with upgrading(older) as holder, brain_processes(tmp_path, commands) as procs:
+    # each waits an hour for the upgrade (60 s: the first to meet it could give up while a loaded
+    # machine started the last), so only the upgrade's end can end the wait
+    with upgrading(older) as holder, brain_processes(tmp_path, commands, FAKE_UPGRADE_WAIT="3600") as procs:
         _hold_past_busy_timeout(tmp_path, procs)
         assert all(p.poll() is None for p in procs.values()), "a process gave up while the upgrade ran"
         _let_go(holder)
         for proc in procs.values():
-            proc.wait(60)
+            proc.wait(300)
     for name, proc in procs.items():
         err = _stderr(tmp_path, name)
         assert proc.returncode == 0, (name, err)
@@ -145,16 +147,17 @@ def test_brain_serve_starting_waits_for_an_upgrade_under_way_then_serves(older, 
     `brain ask` answers in its own process saying the server is starting, not that its record is gone."""
     root = older.resolve()
     serve = {"serve": ["serve", "--vault", str(older)]}
-    with upgrading(older) as holder, brain_processes(tmp_path, serve) as procs:
+    with upgrading(older) as holder, brain_processes(tmp_path, serve, FAKE_UPGRADE_WAIT="3600") as procs:
         wait_until(
-            lambda: procs["serve"].poll() is not None or WAITING in _stderr(tmp_path, "serve"), 60, "the upgrade"
+            lambda: procs["serve"].poll() is not None or WAITING in _stderr(tmp_path, "serve"), 300, "the upgrade"
         )
-        with brain_processes(tmp_path, {"ask": ["ask", "guitar", "--vault", str(older)]}) as asking:
+        asks = {"ask": ["ask", "guitar", "--vault", str(older)]}
+        with brain_processes(tmp_path, asks, FAKE_UPGRADE_WAIT="3600") as asking:
             _hold_past_busy_timeout(tmp_path, {**procs, **asking})
             assert procs["serve"].poll() is None, _stderr(tmp_path, "serve")
             _let_go(holder)
-            asking["ask"].wait(60)
-        wait_until(lambda: (client.status(root) or {}).get("state") == "ready", 60, "the server to load the index")
+            asking["ask"].wait(300)
+        wait_until(lambda: (client.status(root) or {}).get("state") == "ready", 300, "the server to load the index")
         procs["serve"].send_signal(signal.SIGTERM)
         procs["serve"].wait(30)
     err = _stderr(tmp_path, "serve")
