@@ -267,8 +267,8 @@ def test_a_lock_file_that_is_a_symlink_is_taken_not_spun_on(tmp_path):
         "    except VaultLocked:\n"
         "        print('one writer')\n"
     )
-    run = subprocess.run(
-        [sys.executable, "-c", script, str(directory)], capture_output=True, text=True, timeout=20, check=False
+    run = subprocess.run(  # a guard: the second lock, were it waited for, would never come
+        [sys.executable, "-c", script, str(directory)], capture_output=True, text=True, timeout=120, check=False
     )
     assert run.returncode == 0 and run.stdout == "one writer\n", run.stderr[-2000:]
 
