@@ -119,10 +119,37 @@ import itertools
 import math
 import re
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 MASK = "***"
+
+
+class _Lazy:
+    """A regular expression compiled where it is first used, not on import: both hooks import the
+    masker on every call, and the ~70 patterns below compiled there were most of the import's CPU
+    (brain.text's LazyPattern is the same idea; this module imports the standard library only, so
+    bench/mask_compare.py can load another checkout's copy of it alone). The first use of a method
+    compiles the pattern and binds the compiled pattern's methods to this object, so each later call
+    is the compiled pattern's own, with no step between."""
+
+    search: Callable[..., re.Match[str] | None]
+    match: Callable[..., re.Match[str] | None]
+    fullmatch: Callable[..., re.Match[str] | None]
+    finditer: Callable[..., Iterator[re.Match[str]]]
+    findall: Callable[..., list[Any]]
+    sub: Callable[..., str]
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.pattern = pattern
+        self.flags = flags
+
+    def __getattr__(self, name: str) -> Any:
+        # Only what is not set yet comes here: the methods, before the first use.
+        compiled = re.compile(self.pattern, self.flags)
+        for method in ("search", "match", "fullmatch", "finditer", "findall", "sub"):
+            setattr(self, method, getattr(compiled, method))
+        return getattr(compiled, name)
 
 
 def _quoted(quote: str, group: str) -> str:
@@ -166,7 +193,7 @@ _VALUE = (
 # first is code or prose ({token: i for …}, token = x or os.getenv(…)), and its first word alone
 # stays the value. So does a .env line's NAME=a b c (python-dotenv, docker's --env-file), unless it is
 # a shell's NAME=a running command b (_runs_a_command): one word.
-_MORE_WORDS = re.compile(
+_MORE_WORDS = _Lazy(
     rf"(?:[ \t]+(?=[^\W_])(?>{_BARE})(?<!:))+"
     r"(?=[ \t]+#|[ \t]*(?:\r|\n|\Z)|\\+[nr]|\\*\")"
 )
@@ -237,7 +264,7 @@ _ASSIGNMENT = (
     r"|[ \t]+<-[ \t]+|[ \t]+)"
     rf"(?P<value>&[^\s\"',;]+|{_VALUE})"  # "&": a YAML anchor (_mask_assignments)
 )
-_VALUE_AT = re.compile(_VALUE)
+_VALUE_AT = _Lazy(_VALUE)
 # A secret's name in prose, then "is" ("was" after "password"; maybe a ":", and the value on the line
 # below: "The password is:\n  x"), then its value (_mask_stated); a "password" then what it is for
 # ("for the router is x"), "is now", a dash or set to it ("changed to x"; "changed the password to x",
@@ -339,22 +366,22 @@ _STATED = (
     r"|(?P<bare>(?:[^\s`\"',;()\\]|\\(?![nrt\"\\])){1,200})(?P<words>(?:[ \t]+[^\W\d_](?:[^\W\d_]|['’-]){0,40}){0,11}))"
 )
 # A snake_case identifier, no token: "the token is eos_token_2".
-_SNAKE = re.compile(r"[a-z]+(?:_[a-z0-9]+)+")
+_SNAKE = _Lazy(r"[a-z]+(?:_[a-z0-9]+)+")
 # "pass:" alone, the shortest name a password is given in a note ("wifi: Home / pass: x").
-_PASS_COLON = re.compile(r"(?i:pass)[ \t]*:")
+_PASS_COLON = _Lazy(r"(?i:pass)[ \t]*:")
 # The quote that closes a stated value's opening one (Russian's «»).
 _CLOSING = {"«": "»"}
 # A bare word stated as a secret: letters and digits mixed, or a sign among them (hunter2, Zx9q!wer);
 # not a word ending in a full stop or a comma, nor a path, a URL, a $VARIABLE.
-_STATED_WORD = re.compile(r"(?=[^\s]*[^\W\d_])(?:(?=[^\s]*[0-9])|(?=[^\s]*[!@#%^&*+=~?]))[^\s/$]+")
+_STATED_WORD = _Lazy(r"(?=[^\s]*[^\W\d_])(?:(?=[^\s]*[0-9])|(?=[^\s]*[!@#%^&*+=~?]))[^\s/$]+")
 # A verb that sets a password, and what names it, before "password to x" ("changed the wifi password to").
-_SET_BEFORE = re.compile(
+_SET_BEFORE = _Lazy(
     r"(?i:\b(?:set|setting|change|changed|changing|reset|update|updated)[ \t]+"
     r"(?:(?:the|my|your|our|their|his|her|its|a|new|this)[ \t]+)?(?:[\w-]+[ \t]+)?)\Z"
 )
 # ... and in Russian, before "пароль на x" ("сменил пароль на", "поменяли свой пароль от почты на");
 # after the name, the verb is in _STATED ("пароль сменён на x", "пароль поменял на x").
-_SET_BEFORE_RU = re.compile(
+_SET_BEFORE_RU = _Lazy(
     r"(?i:(?<!\w)(?:поменя|смени|измени|установи|постави|зада|сброси|обнови)(?:л[аи]?|ть)[ \t]+"
     r"(?:(?:свой|свою|мой|мою|наш|его|её|ее|их|новый)[ \t]+)?)\Z"
 )
@@ -362,31 +389,29 @@ _SET_BEFORE_RU = re.compile(
 # password: a hash or a cipher, an encoding, an address ("the password sha256 hash", "password utf-8"),
 # a numeronym ("password i18n strings", "a11y", "o11y"), a protocol or a second factor ("password
 # OAuth2 flow", "password 2FA-enabled accounts"), a size ("password (256-bit)", "password 12chars").
-_PLAIN_NOT_SECRET = re.compile(
+_PLAIN_NOT_SECRET = _Lazy(
     r"(?i:sha-?[0-9]+|md[45]|utf-?(?:8|16|32)|x86(?:_64)?|aes-?[0-9]+\w*|base64|argon2\w*|pbkdf2\w*|[^@\s]+@[\w-]+\.[\w.-]+"
     r"|[a-z][0-9]{1,2}[a-z]s?|oauth[0-9.]*|[0-9]fa(?:-[a-z]+)?|[0-9]+-[a-z]+|[0-9]+(?:chars?|bits?|bytes?|digits?))"
 )
 # A command that runs "passwd" as root, the word after it a user's name: "sudo passwd deploy1", "sudo
 # -u root passwd" at a command's start (a line's, a JSON string's, after a prompt, ";", "&&", "|"), not
 # "my sudo passwd x" (the end of the 80 characters before "passwd").
-_SUDO_BEFORE = re.compile(
-    r"(?:\A|(?<=[\n;&|(`\"'$#])|(?<=\\[nt]))[ \t]*sudo(?:[ \t]+-\S+(?:[ \t]+[a-z_][\w-]*)?)*[ \t]+\Z"
-)
+_SUDO_BEFORE = _Lazy(r"(?:\A|(?<=[\n;&|(`\"'$#])|(?<=\\[nt]))[ \t]*sudo(?:[ \t]+-\S+(?:[ \t]+[a-z_][\w-]*)?)*[ \t]+\Z")
 # What names one password before its name and a comma, so a value in apposition follows ("the admin
 # password, hunter22x, …"), not a list of fields' names ("username, password, token2").
-_OWNED_BEFORE = re.compile(r"(?i:\b(?:the|my|your|our|their|his|her|its|this|that)[ \t]+(?:[\w-]+[ \t]+){0,2})\Z")
+_OWNED_BEFORE = _Lazy(r"(?i:\b(?:the|my|your|our|their|his|her|its|this|that)[ \t]+(?:[\w-]+[ \t]+){0,2})\Z")
 # A login before a Russian password's name, which makes what follows the password ("логин bob, пароль синий кит").
-_LOGIN_BEFORE = re.compile(r"(?i:(?<!\w)(?:логин|login|user|пользователь)[ \t:]+[^\s,;]+[ \t]*[,;][ \t]*)\Z")
+_LOGIN_BEFORE = _Lazy(r"(?i:(?<!\w)(?:логин|login|user|пользователь)[ \t:]+[^\s,;]+[ \t]*[,;][ \t]*)\Z")
 # A PIN: digits alone.
-_PIN = re.compile(r"[0-9]{4,8}")
+_PIN = _Lazy(r"[0-9]{4,8}")
 # A stated value that names a secret rather than being it: a constant's or a variable's name
 # (`GITHUB_TOKEN`, settings.secret_key), or code.
-_STATED_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Za-z_]\w*(?:\.\w+)+|.*[({].*|\$.*|.*\$[{(].*")
+_STATED_NAME = _Lazy(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Za-z_]\w*(?:\.\w+)+|.*[({].*|\$.*|.*\$[{(].*")
 # A word stated after a password's name that is chosen as one: a letter, a digit and a sign (a field's
 # name, "password_confirm", "field1", "--password-stdin", has no sign and a digit both).
-_SIGNED_WORD = re.compile(r"(?=\S*[^\W\d_])(?=\S*[0-9])(?=\S*[!@#%^&*+=~?$])[^\s/]{6,200}")
+_SIGNED_WORD = _Lazy(r"(?=\S*[^\W\d_])(?=\S*[0-9])(?=\S*[!@#%^&*+=~?$])[^\s/]{6,200}")
 # A YAML node's properties, an anchor and a tag in either order, before its value on the line.
-_YAML_PROPERTIES = re.compile(r"(?:[&!][^\s\"',;]*[ \t]+){1,2}(?!#)")
+_YAML_PROPERTIES = _Lazy(r"(?:[&!][^\s\"',;]*[ \t]+){1,2}(?!#)")
 # Tags whose value names a secret kept elsewhere, as a $VARIABLE does: Home Assistant's and ESPHome's
 # secrets.yaml (!secret), an environment variable (!env_var, !ENV), a CloudFormation parameter or
 # resource (!Ref, !GetAtt, !ImportValue), a file or a blueprint's input (!include, !input), GitLab's
@@ -454,7 +479,7 @@ _NOT_PASSWORDS = frozenset(
 # A login's other fields, named as the first word after a secret's name with more on its line ("Credentials:
 # username `admin`"): no value of it (_mask_assignments).
 _FIELD_NAMES = frozenset("username user login email account".split())
-_PROSE_AFTER = re.compile(r"[ \t]+[^\s]")
+_PROSE_AFTER = _Lazy(r"[ \t]+[^\s]")
 # Values that are no secret: literals, type names, SQL placeholders, an ellipsis.
 # "~" is YAML's null.
 _LITERALS = frozenset(
@@ -466,11 +491,11 @@ _CODE_VALUE = r"[(\[{]|@?[A-Za-z_][\w.]*(?:::[A-Za-z_][\w.]*)*[(\[]|(?:self|this
 # A value that names where a secret is, written in a language's or a tool's syntax rather than being
 # it: a template's expression ("{{ vault_key }}", Helm's "{{ .Values.password }}", CloudFormation's
 # "{{resolve:secretsmanager:…}}", ERB's <%= ENV['X'] %>), Windows' %DB_PASS%, Python's %(DB_PASS)s.
-_TEMPLATE_VALUE = re.compile(r"\{\{.*\}\}|\{%.*%\}|<%.*%>|%[A-Za-z_]\w*%|%\([\w.]+\)[sdrif]", re.DOTALL)
+_TEMPLATE_VALUE = _Lazy(r"\{\{.*\}\}|\{%.*%\}|<%.*%>|%[A-Za-z_]\w*%|%\([\w.]+\)[sdrif]", re.DOTALL)
 # An attribute path of code, unquoted (process.env.KEY, settings.SECRET_KEY, var.db_password): a
 # reference when its root is one of code's (_REFERENCE_ROOTS), or one of its parts is a setting's word
 # or a secret's name as code spells it (GH_TOKEN, secret_key_base), so "correct.horse" is a value.
-_ATTRIBUTE_PATH = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+[)\]}]*")
+_ATTRIBUTE_PATH = _Lazy(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+[)\]}]*")
 _REFERENCE_ROOTS = frozenset(
     "process os env environ import settings config conf cfg configuration secrets secret vars var local locals"
     " data module app application rails django flask current_app inputs steps needs github matrix window"
@@ -1120,7 +1145,7 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
 ]
 
 
-_QUOTE_LEAD = re.compile(r"\$'|\\*[\"']")
+_QUOTE_LEAD = _Lazy(r"\$'|\\*[\"']")
 
 
 def _unquote(value: str) -> tuple[str, str, str]:
@@ -1209,7 +1234,7 @@ def _code_attribute(part: str) -> bool:
     return any(word in _SECRET_WORDS or word.endswith(_STRONG) for word in _name_words(part))
 
 
-_CODE_VALUE_AT = re.compile(_CODE_VALUE)
+_CODE_VALUE_AT = _Lazy(_CODE_VALUE)
 # First words of a Russian label's value that say where its secret is, or that there is none, as
 # _POINTERS do in English: "пароль: в менеджере паролей", "см. вики", "не задан", "нет".
 _POINTERS_RU = frozenset(
@@ -1226,13 +1251,11 @@ _CLAUSE_VERBS_RU = frozenset("был была было были есть буд�
 # A placeholder where a secret would be, no secret: "N/A", "TBD", "TODO", a dash, "xxxx", stars, a
 # "<your password>" to fill in (words, no digit: "<hunter22>" is a value in brackets). A note's
 # "password: N/A" was stored as "password: ***".
-_PLACEHOLDER = re.compile(
-    r"(?i:n/?a|н/?д|tbd|tba|todo|fixme|x{3,}|\*+|[-—–?]{1,3}|<[^\W\d](?:[^\W\d]|[ ./-]){0,60}>)[.,;]?"
-)
+_PLACEHOLDER = _Lazy(r"(?i:n/?a|н/?д|tbd|tba|todo|fixme|x{3,}|\*+|[-—–?]{1,3}|<[^\W\d](?:[^\W\d]|[ ./-]){0,60}>)[.,;]?")
 _PLACEHOLDER_FIRST = frozenset("nNнНtTfFxX*-—–?<")
 # The same where an unquoted value's first word is read alone ("<your", then "password>"): the
 # whole placeholder from its start.
-_BRACKETED_AT = re.compile(r"\\*[\"']?<[^\W\d](?:[^\W\d]|[ ./-]){0,60}>(?![\w<])")  # not a tag: "<b>x</b>"
+_BRACKETED_AT = _Lazy(r"\\*[\"']?<[^\W\d](?:[^\W\d]|[ ./-]){0,60}>(?![\w<])")  # not a tag: "<b>x</b>"
 
 
 def _mask_user_password(match: re.Match[str]) -> str:
@@ -1248,8 +1271,8 @@ def _mask_user_password(match: re.Match[str]) -> str:
 
 
 # Where a command httpie's (or xh's) -a/--auth is an option of starts, reading back from the option.
-_HTTPIE_BEFORE_AUTH = re.compile(r"(?:^|[\n;&|(`\"]|\\n|\$ )[ \t]*(?:sudo[ \t]+)?(?:https?|xhs?)[ \t][^\n;&|]*\Z")
-_BEARER_AUTH = re.compile(r"(?<![\w-])(?:-A[ \t]*|--auth-type(?:=|[ \t]+))bearer\b")
+_HTTPIE_BEFORE_AUTH = _Lazy(r"(?:^|[\n;&|(`\"]|\\n|\$ )[ \t]*(?:sudo[ \t]+)?(?:https?|xhs?)[ \t][^\n;&|]*\Z")
+_BEARER_AUTH = _Lazy(r"(?<![\w-])(?:-A[ \t]*|--auth-type(?:=|[ \t]+))bearer\b")
 
 
 def _mask_httpie_auth(match: re.Match[str]) -> str:
@@ -1302,7 +1325,7 @@ def _mask_short_name(match: re.Match[str]) -> str:
 
 
 # The pair before a connection string's password: "UID=sa", "Server=tcp:x,1433", "User ID=sa".
-_CONNECTION_PAIR = re.compile(r"[A-Za-z][\w \t]{0,30}=[^;\n=\"']{0,200}\Z")
+_CONNECTION_PAIR = _Lazy(r"[A-Za-z][\w \t]{0,30}=[^;\n=\"']{0,200}\Z")
 
 
 def _mask_connection_password(match: re.Match[str]) -> str:
@@ -1370,7 +1393,7 @@ def _mask_vault(match: re.Match[str]) -> str:
 
 # A word of rclone's config create/update/password after its command, and the names of its backends' secrets
 # no secret's name holds (_secret_name): sftp's and the others' "pass", b2's and azureblob's "key", a SAS URL.
-_RCLONE_WORD = re.compile(rf"[ \t]+(?P<word>{_VALUE})")
+_RCLONE_WORD = _Lazy(rf"[ \t]+(?P<word>{_VALUE})")
 _RCLONE_SECRETS = frozenset("pass key sas_url".split())
 
 
@@ -1424,7 +1447,7 @@ def _mask_basic_auth(match: re.Match[str]) -> str:
 
 
 # The SQL statements that set a user's password, ending where "PASSWORD" starts (_mask_sql_password).
-_SQL_PASSWORD_BEFORE = re.compile(r"(?i:\b(?:create|alter)[ \t]+(?:user|role|login)\b[^;\n]{0,200}[ \t]|\bset[ \t]+)\Z")
+_SQL_PASSWORD_BEFORE = _Lazy(r"(?i:\b(?:create|alter)[ \t]+(?:user|role|login)\b[^;\n]{0,200}[ \t]|\bset[ \t]+)\Z")
 
 
 def _mask_sql_password(match: re.Match[str]) -> str:
@@ -1438,8 +1461,8 @@ def _mask_sql_password(match: re.Match[str]) -> str:
 
 # kubectl's --from-literal=KEY=X, the value maybe quoted (_mask_from_literal); the --value X of a command
 # (_mask_value_flag).
-_FROM_LITERAL = re.compile(rf"(--from-literal(?:=|[ \t]+)\\*[\"']?[^\s=\"'\\]+=)(?![$]){_VALUE}")
-_VALUE_FLAG = re.compile(rf"(--value(?:=|[ \t]+))(?![-$]){_VALUE}")
+_FROM_LITERAL = _Lazy(rf"(--from-literal(?:=|[ \t]+)\\*[\"']?[^\s=\"'\\]+=)(?![$]){_VALUE}")
+_VALUE_FLAG = _Lazy(rf"(--value(?:=|[ \t]+))(?![-$]){_VALUE}")
 
 
 def _mask_from_literal(match: re.Match[str]) -> str:
@@ -1455,7 +1478,7 @@ def _mask_value_flag(match: re.Match[str]) -> str:
 
 # A client's name before its "login", starting a command: a line's start, after a shell's operator, a "$ "
 # prompt, "sudo", a Bash tool's command string (_mask_client_login); a registry login's is read by its own rule.
-_CLIENT_BEFORE_LOGIN = re.compile(
+_CLIENT_BEFORE_LOGIN = _Lazy(
     r"(?:^|[\n;&|(`\"]|\\n|\$ )[ \t]*(?:sudo[ \t]+)?"
     r"(?!(?:docker|podman|buildah|skopeo|nerdctl|helm|registry|the|a|an|to|your|my|this|that|its|and|or)[ \t])"
     r"[\w.-]+[ \t]+\Z"
@@ -1478,11 +1501,11 @@ def _mask_ini_pass(match: re.Match[str]) -> str:
     return match.group(0) if _holds_no_secret(opening, bare) else f"{match.group(1)}{opening}{MASK}{closing}"
 
 
-_NETRC_ENTRY = re.compile(
+_NETRC_ENTRY = _Lazy(
     rf"(?<![\w-])(?:machine{_GAP}(?:[^\s\\]*[.:][^\s\\]*|localhost)|default)"
     rf"(?:{_GAP}(?:account|port){_GAP}[^\s\\]+)?{_GAP}\Z"
 )
-_PGPASS_HOST = re.compile(r"(?:^|[\r\n]|(?<!\\)(?:\\\\)*\\n|\")[ \t]*(?:\*|[\w.\-]*[A-Za-z.][\w.\-]*)\Z")
+_PGPASS_HOST = _Lazy(r"(?:^|[\r\n]|(?<!\\)(?:\\\\)*\\n|\")[ \t]*(?:\*|[\w.\-]*[A-Za-z.][\w.\-]*)\Z")
 
 
 def _mask_htpasswd(match: re.Match[str]) -> str:
@@ -1631,7 +1654,7 @@ def _mask_stated(match: re.Match[str]) -> str:
 
 # A label's colon ending a stated secret's lead, maybe in Markdown's emphasis ("**Password for root:**"), maybe
 # before a line break, escaped in JSON text too: its value follows.
-_LABEL_END = re.compile(r":\*{0,2}[ \t]*(?:\r?\n|\\+n)?[ \t]*\Z")
+_LABEL_END = _Lazy(r":\*{0,2}[ \t]*(?:\r?\n|\\+n)?[ \t]*\Z")
 
 
 # Words that say what a password is like or where it is, not what it is, besides _POINTERS, _NOT_ONE_VALUE,
@@ -1674,7 +1697,7 @@ def _after_value(word: str, bare: str) -> str:
     return tail.lstrip("!")
 
 
-_STATED_AT = re.compile(_STATED)
+_STATED_AT = _Lazy(_STATED)
 # (what follows a value after a password's name, the mark before it) where the value is set aside:
 # in brackets, in apposition (closed by punctuation, or its line's or string's end), after a question.
 _ASIDE_CLOSERS = frozenset(
@@ -1777,7 +1800,7 @@ def _mask_all_stated(text: str) -> str:
 # follows ("the password (hunter22x)"), as only such a word is masked there; a list of fields' names
 # ("username, password, email" on every line of a file) cost 2.5 times main's without it.
 _ASIDE_TRIGGERS = frozenset(("password(", "password,", "password?"))
-_ASIDE_WORTH = re.compile(r"[(?,][ \t]*[^\s(),]*[0-9!@#%^&*+=~]")
+_ASIDE_WORTH = _Lazy(r"[(?,][ \t]*[^\s(),]*[0-9!@#%^&*+=~]")
 
 
 # The letters a stated secret's name starts with (each branch of _STATED starts with one of them).
@@ -1825,7 +1848,7 @@ _STATED_PROSE_RU = frozenset(
 )
 # Where a passphrase stated in prose ends: its line's end (of a JSON string's line too), its
 # sentence's ("… staple. Then log in"), or a clause's (a comma, a semicolon).
-_STATED_END = re.compile(r"[.!]?(?:[ \t]*(?:\Z|\r|\n|\\+[nr]|\\*\")|[ \t]+[A-ZА-ЯЁ])|[,;](?:\s|\Z)")
+_STATED_END = _Lazy(r"[.!]?(?:[ \t]*(?:\Z|\r|\n|\\+[nr]|\\*\")|[ \t]+[A-ZА-ЯЁ])|[,;](?:\s|\Z)")
 # A word that joins a clause to a passphrase stated before it ("… staple and the user is bob").
 _CLAUSE_JOINS = frozenset("and but then so or while и а но потом затем или".split())
 
@@ -1929,7 +1952,7 @@ def _name_words(name: str) -> tuple[str, ...]:
     return tuple(words)
 
 
-_NAME_WORDS = re.compile(_NAME_WORD)
+_NAME_WORDS = _Lazy(_NAME_WORD)
 
 
 @functools.lru_cache(maxsize=4096)  # a text repeats its names (a Ruby hash's keys, XML elements)
@@ -1956,7 +1979,7 @@ def _secret_name(name: str) -> bool:
 # an ARN): a word of letters, or words joined by AWS's "/_+=.@-", each maybe with digits after its letters
 # ("prod/db/v2"). Consul's SecretID and Vault AppRole's secret_id are credentials a machine generates (UUIDs,
 # digits before and between letters) or a person chose ("hunter2", one word with a digit): masked.
-_STORED_SECRET_NAME = re.compile(
+_STORED_SECRET_NAME = _Lazy(
     r"arn:aws[\w-]*:secretsmanager:[\w-]+:[0-9]+:secret:\S+|[A-Za-z]+"
     r"|[A-Za-z]+[0-9]*(?:[/_+=.@-]+(?:[A-Za-z]+[0-9]*|[0-9]+))+/?"
 )
@@ -2079,7 +2102,7 @@ def _runs_to_line_end(sep: str, text: str = "", name_start: int = 0) -> bool:
 
 
 # What _runs_to_line_end looks for before a name: a line's start, then a list's "- " (_lead_end reads it).
-_LIST_ITEM = re.compile(r"(?:^|[\r\n]|\\+n|\\*\")[ \t]*-[ \t]+\Z")
+_LIST_ITEM = _Lazy(r"(?:^|[\r\n]|\\+n|\\*\")[ \t]*-[ \t]+\Z")
 
 
 def _lead_end(text: str, low: int, at: int) -> tuple[int, str]:
@@ -2145,7 +2168,7 @@ _ASKING = frozenset(
     " можешь можно напомни объясни подскажи расскажи".split()
 )
 # A line of a .env file around a NAME=x line: another NAME=y, an "export", a comment.
-_SETTINGS_LINE = re.compile(r"[ \t]*(?:export[ \t]+)?(?:[A-Za-z_][\w.]*=|#)")
+_SETTINGS_LINE = _Lazy(r"[ \t]*(?:export[ \t]+)?(?:[A-Za-z_][\w.]*=|#)")
 
 
 def _asks_after(text: str, name_start: int, value_end: int, fences: _Fences) -> bool:
@@ -2185,21 +2208,19 @@ def _after_break(text: str, at: int) -> bool:
 
 
 # A line break, or one escaped in JSON text.
-_LINE_BREAK_AT = re.compile(r"\r?\n|\\+(?:r\\+)?n")
+_LINE_BREAK_AT = _Lazy(r"\r?\n|\\+(?:r\\+)?n")
 
 
 # Words after which "secret" is an adjective, not a secret's name: "have to be secret: they are …".
-_ADJECTIVE_BEFORE = re.compile(
-    r"(?i:\b(?:be|is|are|was|were|been|being|kept|keep|stay|stays|remain|remains|top))[ \t]+\Z"
-)
+_ADJECTIVE_BEFORE = _Lazy(r"(?i:\b(?:be|is|are|was|were|been|being|kept|keep|stay|stays|remain|remains|top))[ \t]+\Z")
 
 
 # Python's condition on a name, before it: "if not token:", "elif api_key:", "while not password:".
-_CONDITION_BEFORE = re.compile(r"(?<![\w.])(?:if|elif|while)[ \t]+(?:not[ \t]+)?\Z")
+_CONDITION_BEFORE = _Lazy(r"(?<![\w.])(?:if|elif|while)[ \t]+(?:not[ \t]+)?\Z")
 
 
 # The end of a sentence in prose: a full stop, then a capital.
-_SENTENCE_END = re.compile(r"[.!?](?=[ \t]+[A-Z])")
+_SENTENCE_END = _Lazy(r"[.!?](?=[ \t]+[A-Z])")
 
 
 # Words that start a command, so that NAME=x before them sets a variable for it (NAME=x make test):
@@ -2214,13 +2235,13 @@ _COMMANDS = frozenset(
     " playwright cypress perl lua ruff mypy black brain claude code cat echo printf open".split()
 )
 # The info string of a Markdown code fence: a shell's session or script, or a .env-like file.
-_FENCE = re.compile(r"```[ \t]*([\w+.-]*)")
+_FENCE = _Lazy(r"```[ \t]*([\w+.-]*)")
 _SHELL_FENCES = frozenset("bash sh shell zsh fish ksh console shell-session shellsession terminal sh-session".split())
 _SETTINGS_FENCES = frozenset("env dotenv .env ini properties conf cfg config".split())
 # A Bash tool's command in a transcript: the JSON string after "command":
-_COMMAND_KEY = re.compile(r"\\*\"command\\*\"[ \t]*:[ \t]*\\*\"\Z")
-_NEXT_ASSIGNMENT = re.compile(r"[ \t]+[A-Za-z_]\w*=[^\s\\]*")
-_NEXT_WORD = re.compile(r"[ \t]+([^\s\\\"']+)")
+_COMMAND_KEY = _Lazy(r"\\*\"command\\*\"[ \t]*:[ \t]*\\*\"\Z")
+_NEXT_ASSIGNMENT = _Lazy(r"[ \t]+[A-Za-z_]\w*=[^\s\\]*")
+_NEXT_WORD = _Lazy(r"[ \t]+([^\s\\\"']+)")
 
 
 class _Fences:
@@ -2269,10 +2290,10 @@ def _runs_a_command(text: str, name_start: int, value_end: int, fences: _Fences)
     return _FLAG.search(rest) is not None
 
 
-_FLAG = re.compile(r"(?:^|\s)--?[A-Za-z]")
+_FLAG = _Lazy(r"(?:^|\s)--?[A-Za-z]")
 
 
-_LINE_END = re.compile(r"\r|\n|\\+[nr]|\\*\"")
+_LINE_END = _Lazy(r"\r|\n|\\+[nr]|\\*\"")
 
 
 def _starts_line(text: str, at: int) -> bool:
@@ -2284,7 +2305,7 @@ def _starts_line(text: str, at: int) -> bool:
 
 
 # What _starts_line looks for (_lead_end and _breaks_line read it).
-_LINE_LEAD = re.compile(r"(?:^|[\r\n]|\\+n|\\*\")[ \t]*(?:(?:-|export)[ \t]+)?\Z")
+_LINE_LEAD = _Lazy(r"(?:^|[\r\n]|\\+n|\\*\")[ \t]*(?:(?:-|export)[ \t]+)?\Z")
 
 
 def _name_start(text: str, at: int) -> int:
@@ -2302,9 +2323,9 @@ def _name_start(text: str, at: int) -> int:
 # What follows a flag in a command or a table and is no value: a shell's operator, a table's bar.
 _OPERATORS = frozenset(["|", "||", "&&", ";", ">", ">>", "<", "<<", "&"])
 # An option after an option, no value of it: "--force", "--context=x", "-v", "-it" (letters alone: "-hunter2" is one).
-_FLAG_WORD = re.compile(r"--[A-Za-z][\w.-]*(?:=\S*)?|-[A-Za-z]+")
+_FLAG_WORD = _Lazy(r"--[A-Za-z][\w.-]*(?:=\S*)?|-[A-Za-z]+")
 # A shell's here-string, "<<< x": x is what the command reads on its standard input.
-_HERE_STRING = re.compile(rf"<<<[ \t]*(?P<value>{_VALUE})")
+_HERE_STRING = _Lazy(rf"<<<[ \t]*(?P<value>{_VALUE})")
 
 
 def _mask_assignments(text: str, pattern: str) -> str:
@@ -2456,7 +2477,7 @@ def _mask_assignments(text: str, pattern: str) -> str:
 
 # What a template or a shell puts in a value's place, unquoted: ERB's <%= … %>, a command's output in
 # backticks (`cat /run/secrets/token`, `pass show db`): a command's word, then its arguments.
-_SUBSTITUTED_AT = re.compile(r"<%[^\n]{0,400}?%>|`(?:sudo[ \t]+)?(?P<command>[\w.-]+)[ \t][^`\n]{0,400}`")
+_SUBSTITUTED_AT = _Lazy(r"<%[^\n]{0,400}?%>|`(?:sudo[ \t]+)?(?P<command>[\w.-]+)[ \t][^`\n]{0,400}`")
 # Commands that print a secret kept elsewhere, besides _COMMANDS.
 _SECRET_COMMANDS = frozenset("pass op gpg sops security secret-tool lpass bw keyring vault base64 head tr".split())
 
@@ -2471,12 +2492,12 @@ def _substituted(text: str, at: int) -> bool:
 
 
 # A list of one quoted value after a secret's name (YAML's flow sequence, Python's, JSON's): password: ['x'].
-_ONE_LISTED = re.compile(rf"\[[ \t]*(?P<value>{_quoted(chr(34), 'dq')}|{_quoted(chr(39), 'sq')})[ \t]*,?[ \t]*\]")
+_ONE_LISTED = _Lazy(rf"\[[ \t]*(?P<value>{_quoted(chr(34), 'dq')}|{_quoted(chr(39), 'sq')})[ \t]*,?[ \t]*\]")
 
 
 # What goes on a shell's single-quoted value: a quote escaped or double-quoted ('it'\''s', 'it'"'"'s,
 # in JSON text 'it'\\''s), then the next single-quoted part or a bare word, as often as it comes.
-_SHELL_QUOTES_GO_ON = re.compile(r"(?:(?:\\+'|(?P<q>\\*)\"'(?P=q)\")(?:'[^'\n]*'|[^\s'\"\\;&|<>()]+)?)+")
+_SHELL_QUOTES_GO_ON = _Lazy(r"(?:(?:\\+'|(?P<q>\\*)\"'(?P=q)\")(?:'[^'\n]*'|[^\s'\"\\;&|<>()]+)?)+")
 
 
 def _quoted_lines(text: str, name_start: int, value_end: int, quote: str, *, escaped: bool) -> list[tuple[int, int]]:
@@ -2523,10 +2544,10 @@ def _continued(
 
 # A YAML block scalar's indicator (literal or folded, maybe an indentation and a chomping
 # sign), then nothing on its line but a comment; and each line after it.
-_BLANKS = re.compile(r"[ \t]*")
-_BREAK = re.compile(r"\r?\n")
-_BLOCK_HEADER = re.compile(r"[|>](?:[1-9][+-]?|[+-][1-9]?)?[ \t]*(?:#[^\n]*)?(?=\r?\n)")
-_BLOCK_LINE = re.compile(r"\r?\n([ \t]*)([^\n]*)")
+_BLANKS = _Lazy(r"[ \t]*")
+_BREAK = _Lazy(r"\r?\n")
+_BLOCK_HEADER = _Lazy(r"[|>](?:[1-9][+-]?|[+-][1-9]?)?[ \t]*(?:#[^\n]*)?(?=\r?\n)")
+_BLOCK_LINE = _Lazy(r"\r?\n([ \t]*)([^\n]*)")
 # The same in JSON text, where a file is one string and its lines end at escaped breaks, as a
 # transcript holds a tool's input or output: "password: |\n  x\n" masked the "|" and kept the
 # secret, and the value on the line below "password:" stayed. A line there also ends at the
@@ -2562,7 +2583,7 @@ def _escaped(depth: int) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[s
 
 # Where a line of JSON text starts: after an escaped break (its run) or its string's quote.
 # What _line_depth looks for (_lead_end reads it).
-_ESCAPED_LEAD = re.compile(r"(?:(?P<run>\\+)n|(?P<quote>\\*)\")[ \t]*(?:(?:-|export)[ \t]+)?\Z")
+_ESCAPED_LEAD = _Lazy(r"(?:(?P<run>\\+)n|(?P<quote>\\*)\")[ \t]*(?:(?:-|export)[ \t]+)?\Z")
 
 
 def _line_depth(text: str, at: int) -> int:
@@ -2668,7 +2689,7 @@ def _escaped_key_alone(hint: str) -> str:
 
 _RUSSIAN_HINT = r"(?i:парол|токен|секрет)"
 # A table's name of a secret, in English or Russian (_mask_tables runs only where one occurs).
-_TABLE_HINT = re.compile(r"(?i:pass|pw|secret|token|key|credential|парол|токен|секрет|ключ)")
+_TABLE_HINT = _Lazy(r"(?i:pass|pw|secret|token|key|credential|парол|токен|секрет|ключ)")
 _KEYS_ALONE = {
     False: (_key_alone(_HINT), _escaped_key_alone(_HINT)),
     True: (_key_alone(_RUSSIAN_HINT), _escaped_key_alone(_RUSSIAN_HINT)),
@@ -2676,7 +2697,7 @@ _KEYS_ALONE = {
 # A line of a plain or quoted scalar that may be a secret: a quoted one, or words (no "key:", no "- "
 # first, no "#" after a space: a comment may follow the value).
 _PLAIN_WORD = r"[^\s:]+(?::[^\s:]+)*"
-_SCALAR_LINE = re.compile(
+_SCALAR_LINE = _Lazy(
     rf"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|(?![-#&*!|>%@`\[{{]){_PLAIN_WORD}(?P<more>(?:[ \t]+(?!#){_PLAIN_WORD})*))"
     r"(?:[ \t]+#.*)?[ \t]*"
 )
@@ -2765,7 +2786,7 @@ def _value_lines(
 
 
 # One word in Markdown's emphasis or code on its line, a comment maybe after it: "**hunter2**", "`hunter2`".
-_MARKED_WORD = re.compile(r"(?P<mark>\*{1,3}|`)(?P<value>[^\s*`]{1,200})(?P=mark)(?:[ \t]+#.*)?[ \t]*")
+_MARKED_WORD = _Lazy(r"(?P<mark>\*{1,3}|`)(?P<value>[^\s*`]{1,200})(?P=mark)(?:[ \t]+#.*)?[ \t]*")
 
 
 def _points_below(words: list[str]) -> bool:
@@ -2778,10 +2799,10 @@ def _points_below(words: list[str]) -> bool:
 
 # A Markdown table's delimiter row (``|---|:--|``), found by a dash beside a pipe (a literal: fast),
 # then read whole on its line; a line of a JSON string too, its breaks escaped.
-_TABLE_DASH = re.compile(r"\|[ \t]*:?-|-:?[ \t]*\|")
-_TABLE_RULE = re.compile(r"[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)+\|?[ \t]*")
+_TABLE_DASH = _Lazy(r"\|[ \t]*:?-|-:?[ \t]*\|")
+_TABLE_RULE = _Lazy(r"[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)+\|?[ \t]*")
 # A break between a table's lines: a line break, or one escaped in JSON text.
-_TABLE_BREAK = re.compile(r"\r?\n|(?<!\\)\\(?:r\\)?n")
+_TABLE_BREAK = _Lazy(r"\r?\n|(?<!\\)\\(?:r\\)?n")
 # Cells that say nothing of a secret: a dash, yes or no, a tick.
 _EMPTY_CELLS = frozenset("- — – n/a na yes no y n x ✓ ✔ ✗ ✘ ? tbd todo same".split())
 # The header of a table's second column that says what its first column's rows are, or how they
@@ -2822,11 +2843,11 @@ def _cells(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return spans
 
 
-_PIPE = re.compile(r"(?<!\\)\|")
+_PIPE = _Lazy(r"(?<!\\)\|")
 # Markdown's emphasis and code around a table's name of a secret (``**Password**``).
-_MARKUP = re.compile(r"[*_`]")
+_MARKUP = _Lazy(r"[*_`]")
 # What stands before a row's leading pipe or after its trailing one: spaces, a JSON string's quote.
-_NO_CELL = re.compile(r"[ \t]*(?:\\*\"[ \t]*)?")
+_NO_CELL = _Lazy(r"[ \t]*(?:\\*\"[ \t]*)?")
 
 
 def _mask_tables(text: str) -> str:
@@ -2899,7 +2920,7 @@ _VALUE_HEADERS = frozenset("value values значение значения".spli
 # A secret's name in a table's cell, as a vault, a cloud's secret manager or an environment names it
 # ("kms-key-prod", "prod/db/api", "STRIPE_SECRET_KEY"): words of one case, maybe a few digits after
 # each, joined by "-", "_", ".", "/" or ":". A value mixes them ("a1b2-c3d4", "Zx9q!wer").
-_SECRET_NAME_CELL = re.compile(
+_SECRET_NAME_CELL = _Lazy(
     r"(?:[a-z]+|[A-Z]+|[A-Z][a-z]+)[0-9]{0,4}(?:[-_./:](?:(?:[a-z]+|[A-Z]+|[A-Z][a-z]+)[0-9]{0,4}|[0-9]{1,4}))+"
 )
 
@@ -3089,7 +3110,7 @@ _ASKED_GROUPS, _RARE_AT, _ANCHORED_GROUPS = _trigger_scan()
 # text that holds a word many times is read no further (a find is a step of Python, a scan a few of C's).
 _MOST_FOUND = 64
 # What every long token (_TOKEN) holds: 40 of its characters in a row.
-_TOKEN_RUN = re.compile(r"[A-Za-z0-9+/=_\-]{40}")
+_TOKEN_RUN = _Lazy(r"[A-Za-z0-9+/=_\-]{40}")
 
 
 def _rules_to_run(lowered: str) -> list[int]:
@@ -3157,7 +3178,7 @@ def redact(text: str) -> str:
             text = re.sub(pattern, _mask_labelled, text)
         else:
             text = re.sub(pattern, _REPLACERS.get(replacement, replacement), text)
-    if "|" in text and _TABLE_DASH.search(text) is not None and re.search(_TABLE_HINT, text) is not None:
+    if "|" in text and _TABLE_DASH.search(text) is not None and _TABLE_HINT.search(text) is not None:
         text = _mask_tables(text)
     if "-----END" in text:
         text = _mask_pem_bodies(text)
