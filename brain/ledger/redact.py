@@ -3062,7 +3062,6 @@ def _trigger_groups() -> tuple[tuple[str, tuple[tuple[str, int, frozenset[int]],
     )
 
 
-_TRIGGER_GROUPS = _trigger_groups()
 # Characters by how seldom they occur in real transcripts, notes and code, rarest first (bench/mask_compare.py's
 # texts: "~" 0.007% of characters, "-" 1.6%; letters of other scripts are rarer still). A group's word is
 # looked for at the rarest of its characters: one regex finds, in one pass, which of those characters
@@ -3084,7 +3083,7 @@ def _trigger_scan() -> tuple[tuple[_Group, ...], re.Pattern[str], dict[str, tupl
     word stands at, those groups by that character)."""
     asked: list[_Group] = []
     anchored: dict[str, list[_Group]] = {}
-    for word, members in _TRIGGER_GROUPS:
+    for word, members in _trigger_groups():
         rarest = min(word, key=_rank)
         if word in _FREQUENT_WORDS or _rank(rarest) >= len(_RARE_CHARACTERS):
             asked.append((word, members))
@@ -3105,8 +3104,10 @@ def _trigger_scan() -> tuple[tuple[_Group, ...], re.Pattern[str], dict[str, tupl
     return tuple(asked), found, {character: tuple(groups) for character, groups in anchored.items()}
 
 
-_ASKED_GROUPS, _RARE_AT, _ANCHORED_GROUPS = _trigger_scan()
-# Finds of _RARE_AT read before the words of the characters not found yet are asked in turn, each a scan: a
+# The tables are built by the first text masked, not on import (~1.5 ms of CPU, a third of the import's):
+# a process that imports the masker and masks nothing pays nothing for them.
+_scan_tables = functools.cache(_trigger_scan)
+# Finds of the rare characters' regex read before the words of the characters not found yet are asked in turn, each a scan: a
 # text that holds a word many times is read no further (a find is a step of Python, a scan a few of C's).
 _MOST_FOUND = 64
 # What every long token (_TOKEN) holds: 40 of its characters in a row.
@@ -3115,17 +3116,18 @@ _TOKEN_RUN = _Lazy(r"[A-Za-z0-9+/=_\-]{40}")
 
 def _rules_to_run(lowered: str) -> list[int]:
     """The indexes in _RULES, in order, of the rules a trigger of which occurs in ``lowered``."""
-    groups = list(_ASKED_GROUPS)
+    asked, rare_at, anchored = _scan_tables()
+    groups = list(asked)
     seen: set[str] = set()
-    for count, match in enumerate(_RARE_AT.finditer(lowered)):
+    for count, match in enumerate(rare_at.finditer(lowered)):
         if count == _MOST_FOUND:  # a text of many ("hf_hf_hf_…"): the words of the other characters in turn
-            groups += [group for character, more in _ANCHORED_GROUPS.items() if character not in seen for group in more]
+            groups += [group for character, more in anchored.items() if character not in seen for group in more]
             break
         character = match.group()
         if character not in seen:
             seen.add(character)
-            groups += _ANCHORED_GROUPS[character]
-            if len(seen) == len(_ANCHORED_GROUPS):
+            groups += anchored[character]
+            if len(seen) == len(anchored):
                 break
     found: set[int] = set()
     long = len(lowered) > _LONG_TEXT
