@@ -36,6 +36,10 @@ FORMS = (
     "a span back (30m, 12h, 7d, 2w, 1y), today, yesterday or now (сегодня, вчера, сейчас)"
 )
 
+# The moments every command reads in any zone (``parse_moment``): a day inside years 1 and 9999,
+# where Python can turn local time into a timestamp and back (it looks a day either side).
+CALENDAR = "0001-01-02 to 9999-12-30, local time"
+
 
 def _refused(option: str, text: str) -> ConfigError:
     return ConfigError(f"{option} takes {FORMS}, not {quoted(text)}")
@@ -77,8 +81,11 @@ def parse_moment(text: str, option: str = "--as-of", *, now: float | None = None
     ``brain prune --before today`` drops what came before today began, never today's own;
     a week is its Sunday's end, or its Monday's start.
 
-    The moment must be one the calendar can show, in UTC and in local time (years 1 to 9999):
-    recall turns it back into a date and prints it, so one past either end is an error here."""
+    The moment must be one the calendar can show, in UTC and in local time: recall turns it back
+    into a date and prints it, so one past either end is an error here. Local time's ends are a
+    day inside years 1 and 9999 (``CALENDAR``): Python's conversions between local time and a
+    timestamp look at the local time a day either side (for a fold), and year 0 and year 10000
+    have none; the error said "years 1 to 9999" and refused ``--as-of 0001-01-01``."""
     now = time.time() if now is None else now
     try:
         value = typed(text)
@@ -103,8 +110,7 @@ def parse_moment(text: str, option: str = "--as-of", *, now: float | None = None
         moment = math.nan
     if not _fits(moment):
         raise ConfigError(
-            f"{option} {quoted(text)} is at or past an end of the calendar (years 1 to 9999, in UTC and in local "
-            f"time): it takes {FORMS}"
+            f"{option} {quoted(text)} is at or past an end of the calendar ({CALENDAR}): it takes {FORMS}"
         )
     return moment
 

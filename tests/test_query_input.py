@@ -94,6 +94,28 @@ def test_as_of_past_the_calendar_is_one_line(vault, zone, when):
         )
 
 
+# A zone's offset within a day either way: UTC, 5 h behind, 14 h ahead, Manila's LMT before 1844 (-15:56).
+ZONES = ["UTC0", "EST5", "KIR-14", "Asia/Manila"]
+
+
+@pytest.mark.parametrize("spec", ZONES)
+def test_the_calendar_the_error_names_is_read_in_every_zone(zone, spec):
+    """`--as-of 0001-01-01` was refused as "at or past an end of the calendar (years 1 to 9999)":
+    the rule and the words disagreed (local time's ends are a day inside: Python looks a day
+    either side). The words name the ends, and every moment within them is read, by every option."""
+    zone(spec)
+    with pytest.raises(ConfigError) as refused:
+        parse_moment("0001-01-01")
+    assert "end of the calendar (0001-01-02 to 9999-12-30, local time)" in str(refused.value)
+    first, last = dt.datetime(1, 1, 2), dt.datetime(9999, 12, 30, 23, 59, 59)
+    for text in ("0001-01-02", "0001-01-02T00:00", "9999-12-30", "9999-12-30T23:59:59"):
+        for date_means in ("start", "end"):
+            moment = parse_moment(text, "--before", date_means=date_means)
+            assert first <= dt.datetime.fromtimestamp(moment) <= last.replace(microsecond=999999), (text, spec)
+            assert local_time(moment) and iso_time(moment)  # shown, in local time and in UTC
+    assert past_moment("0001-01-02") < time.time()  # --as-of, and brain serve's and brain mcp's as_of
+
+
 def test_the_end_of_9999_in_a_zone_behind_utc_is_one_line(vault, zone):
     """The end of 9999-12-31 west of Greenwich is year 10000 in UTC."""
     zone("EST5")
