@@ -415,6 +415,36 @@ def test_a_refusal_is_not_closed_for_another_before_it_is_written():
             client_end.close()
 
 
+def test_another_user_s_refused_connection_gives_its_place_to_a_newcomer(toy_vault, monkeypatch):
+    """A request from another user (where the socket's modes are ignored) was refused and then
+    read on for ``LINGER_SECONDS`` still said to wait on the server: a client of that user that
+    kept its end open held its place for the 2 s, and a burst of them kept the server's own user
+    out (``busy``). Its refusal written, it waits on its client and gives way to a newcomer."""
+    from brain.server import peers
+
+    monkeypatch.setattr(daemon_module, "MAX_CONNECTIONS", 1)
+    monkeypatch.setattr(daemon_module, "PROMPT_PLACES", 0)
+    with served(toy_vault, watch=False) as daemon:
+        foreign = iter([os.getuid() + 1])  # the next connection is another user's, then the own user's
+        uid = peers.unix_peer_uid
+        monkeypatch.setattr(peers, "unix_peer_uid", lambda conn: next(foreign, None) or uid(conn))
+        other = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            other.connect(str(daemon.socket_path))
+            other.sendall(protocol.encode(protocol.request("ping", str(daemon.root))))  # its end kept open
+            other.settimeout(10)
+            assert b'"refused"' in other.recv(1 << 16)
+            # read on, it waits on its client (as soon as its thread says the refusal is written):
+            # before, it waited on the server all through its read-on, and then was gone
+            open_ = daemon.connections._open
+            wait_until(lambda: any(on_client for on_client, _ in open_.values()), 5, "the refusal given up")
+            answer = request(daemon, "ping")
+            assert answer["ok"] is True, answer  # before: busy, for the other user's 2 s read-on
+            assert daemon.connections.closed == 1
+        finally:
+            other.close()
+
+
 def test_a_client_that_reads_none_of_a_large_answer_gives_its_place_up_while_it_does_not(toy_vault, monkeypatch):
     """An answer's write has 10 s (CLIENT_TIMEOUT), and all that while its connection waited on
     the server: a client that asked for a large answer and read none of it held its place for

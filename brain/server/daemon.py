@@ -631,7 +631,14 @@ class _SocketHandler(socketserver.StreamRequestHandler):
             # to it (closed with bytes unread, the socket gives the client a reset instead)
             refusal = _refusal(peers.unix_peer_uid(self.connection), "a request")
             if refusal is not None:
-                self._send(refusal)
+                # written, it waits on its client as any refusal does: read on for 2 s while said
+                # to wait on the server, another user's client that kept its end open held its
+                # place, and a burst of them kept this user's out (busy)
+                if connections.answered(self.connection):
+                    try:
+                        self._send(refusal)
+                    finally:
+                        connections.wrote(self.connection)
                 return
             if state in ("kept", "crowded"):
                 try:  # (kept: in a place kept for the prompt hook, and not its request)
@@ -645,8 +652,8 @@ class _SocketHandler(socketserver.StreamRequestHandler):
                 finally:
                     connections.wrote(self.connection)  # its refusal written: now it may give way
                 return
-            if not data:
-                return  # connected and left
+            if not data:  # connected and left: its end closed, so the read-on ends at once
+                return
             if len(data) > protocol.MAX_REQUEST_BYTES:
                 reply = protocol.error("bad_request", f"request over {protocol.MAX_REQUEST_BYTES} bytes")
             else:
