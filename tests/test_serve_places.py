@@ -12,6 +12,7 @@ tried again at once, on a whole core, for as long as none was free.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import re
@@ -469,6 +470,51 @@ def test_a_client_that_reads_none_of_a_large_answer_gives_its_place_up_while_it_
             started = time.monotonic()
             answer = request(daemon, "ping")
             assert answer["ok"] is True, answer  # before: busy, for the 10 s of the hog's write
+            assert time.monotonic() - started < 5
+            assert daemon.connections.closed >= 1
+        finally:
+            hog.close()
+
+
+def test_an_http_client_that_reads_none_of_a_large_answer_gives_its_place_up_too(toy_vault, monkeypatch):
+    """Over HTTP the same client held its place for the write's whole 10 s (``_reply`` wrote
+    with the socket's timeout), where on the socket it gives it up after ``STALLED_AFTER`` s."""
+    import http.client
+
+    from test_serve_wire import _http
+
+    monkeypatch.setattr(daemon_module, "MAX_CONNECTIONS", 1)
+    monkeypatch.setattr(daemon_module, "PROMPT_PLACES", 0)
+    monkeypatch.setattr(daemon_module, "STALLED_AFTER", 0.3)
+    line = "lorem ipsum dolor sit amet, a line of the long note to be read whole. " * 3
+    # 7.8 MB: more than loopback TCP's send buffer takes (4 MB at most, tcp_wmem), where 2.6 MB all went in at once
+    (toy_vault / "Long.md").write_text("# Long\n\n" + "\n".join([line] * 36_000), encoding="utf-8")
+    with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
+        port, headers = _http(daemon)
+        ask = protocol.encode(protocol.request("note", str(daemon.root), note="Long", max_chars=10_000_000))
+        head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        hog = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        try:
+            hog.connect(("127.0.0.1", port))
+            hog.sendall(f"POST /v1 HTTP/1.1\r\n{head}Content-Length: {len(ask)}\r\n\r\n".encode() + ask)
+            hog.settimeout(10)
+            assert hog.recv(8, socket.MSG_PEEK).startswith(b"HTTP/")  # its answer is being written
+            # and its write stalls (the socket's buffers full): after 0.3 s it waits on its
+            # client; before, on the server for the write's 10 s
+            open_ = daemon.connections._open
+            wait_until(lambda: any(on_client for on_client, _ in open_.values()), 5, "the stalled answer given up")
+            started = time.monotonic()
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            try:
+                conn.request(
+                    "POST", "/v1", body=protocol.encode(protocol.request("ping", str(daemon.root))), headers=headers
+                )
+                response = conn.getresponse()
+                assert response.status == 200, response.read()
+                assert json.loads(response.read())["ok"] is True
+            finally:
+                conn.close()
             assert time.monotonic() - started < 5
             assert daemon.connections.closed >= 1
         finally:

@@ -722,33 +722,12 @@ class _SocketHandler(socketserver.StreamRequestHandler):
             self.connection.sendall(protocol.TAKEN)
 
     def _send_answer(self, reply: dict[str, Any], connections: _Connections) -> None:
-        """``_send`` for an answer: within CLIENT_TIMEOUT in all, and while its client takes no
-        byte of it for ``STALLED_AFTER`` s, its place may be closed for another
-        (``_Connections.stalled``): a client that never read a large answer held it 10 s."""
-        data = memoryview(protocol.encode(reply))
-        deadline = time.monotonic() + CLIENT_TIMEOUT
-        stalled = False
+        """``_send`` for an answer, through ``_WatchedWrites``: within CLIENT_TIMEOUT in all, its
+        place given up while its client takes none of it."""
         try:
-            while data:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError("the client took no answer within the timeout")
-                self.connection.settimeout(min(STALLED_AFTER, left))
-                try:
-                    sent = self.connection.send(data)
-                except TimeoutError:
-                    if not stalled and left > STALLED_AFTER:
-                        stalled = True
-                        connections.stalled(self.connection, True)
-                    continue
-                if stalled:  # it reads again
-                    stalled = False
-                    connections.stalled(self.connection, False)
-                data = data[sent:]
+            _WatchedWrites(self.connection, connections).write(protocol.encode(reply))
         except OSError as exc:  # the client left, or was closed for another, before its answer
             _SAID.say(logging.INFO, "a client left before its answer (%s)", type(exc).__name__)
-        finally:
-            self.connection.settimeout(CLIENT_TIMEOUT)
 
     def _send(self, reply: dict[str, Any]) -> None:
         try:
@@ -756,6 +735,45 @@ class _SocketHandler(socketserver.StreamRequestHandler):
             self.wfile.flush()
         except OSError as exc:  # the client left before its answer: nothing lost but the write
             _SAID.say(logging.INFO, "a client left before its answer (%s)", type(exc).__name__)
+
+
+class _WatchedWrites:
+    """Where an answer is written, on the socket and over HTTP: within CLIENT_TIMEOUT in all,
+    every write of it (its HTTP head, then its body) together, and while its client takes no byte
+    of it for ``STALLED_AFTER`` s, its place may be closed for another (``_Connections.stalled``):
+    a client that never read a large answer held it 10 s. Over HTTP it still did, where the
+    socket gave it up after 2 s."""
+
+    def __init__(self, sock: socket.socket, connections: _Connections):
+        self.sock, self.connections = sock, connections
+        self.deadline = time.monotonic() + CLIENT_TIMEOUT
+
+    def write(self, data: bytes) -> int:
+        left_data = memoryview(data)
+        stalled = False
+        try:
+            while left_data:
+                left = self.deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError("the client took no answer within the timeout")
+                self.sock.settimeout(min(STALLED_AFTER, left))
+                try:
+                    sent = self.sock.send(left_data)
+                except TimeoutError:
+                    if not stalled and left > STALLED_AFTER:
+                        stalled = True
+                        self.connections.stalled(self.sock, True)
+                    continue
+                if stalled:  # it reads again
+                    stalled = False
+                    self.connections.stalled(self.sock, False)
+                left_data = left_data[sent:]
+        finally:
+            self.sock.settimeout(CLIENT_TIMEOUT)
+        return len(data)
+
+    def flush(self) -> None:
+        """Nothing is kept to flush: each write is sent whole."""
 
 
 class _Connections:
@@ -1055,7 +1073,7 @@ class _HttpHandler(BaseHTTPRequestHandler):
             reply = daemon.answer(body)
         if daemon.connections.answered(self.connection):
             try:
-                self._reply(200, reply)
+                self._reply(200, reply, daemon.connections)
             finally:
                 daemon.connections.wrote(self.connection)
 
@@ -1073,8 +1091,13 @@ class _HttpHandler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self._reply(405, protocol.error("bad_request", "POST /v1 with a JSON request"))
 
-    def _reply(self, status: int, body: dict[str, Any]) -> None:
+    def _reply(self, status: int, body: dict[str, Any], connections: _Connections | None = None) -> None:
+        """Write ``status`` and ``body``; an answer (``connections`` given) through
+        ``_WatchedWrites``, as on the socket."""
         data = protocol.encode(body)
+        plain = self.wfile
+        if connections is not None:
+            self.wfile = _WatchedWrites(self.connection, connections)  # type: ignore[assignment]
         try:
             self.send_response(status)
             self.send_header("Content-Type", "application/json; charset=utf-8")
@@ -1083,6 +1106,8 @@ class _HttpHandler(BaseHTTPRequestHandler):
             self.wfile.write(data)
         except OSError as exc:
             _SAID.say(logging.INFO, "an HTTP client left before its answer (%s)", type(exc).__name__)
+        finally:
+            self.wfile = plain
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("http: " + format, *args)
