@@ -1305,6 +1305,88 @@ def test_a_server_that_takes_the_status_and_never_answers_has_the_index_loaded_h
         assert asked == 1  # the warm-up's question alone
 
 
+@contextlib.contextmanager
+def _refusing(vault: Path, busy_for: float):
+    """A server for ``vault`` that refuses every request ``busy`` for its first ``busy_for`` s,
+    then answers ``status``; yields the count of requests it read."""
+    import threading
+
+    from brain.server import protocol
+
+    read = [0]
+    with server_socket(vault) as listening:
+        listening.settimeout(0.1)
+        began, done = time.monotonic(), threading.Event()
+
+        def serve():
+            while not done.is_set():
+                try:
+                    conn = listening.accept()[0]
+                except OSError:  # TimeoutError: look at done again
+                    continue
+                with conn:
+                    conn.settimeout(5)
+                    with contextlib.suppress(OSError):
+                        conn.recv(1 << 16)
+                        read[0] += 1
+                        if time.monotonic() - began < busy_for:
+                            reply = protocol.error("busy", "64 requests are being answered at once")
+                        else:
+                            reply = {"v": 1, "ok": True, "result": {"answered": "server"}}
+                        conn.sendall(protocol.encode(reply))
+
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+        try:
+            yield read
+        finally:
+            done.set()
+            thread.join(5)
+
+
+def test_a_server_refusing_busy_all_through_the_warm_up_has_the_index_loaded_here_at_start(toy_vault, monkeypatch):
+    """The warm-up asked once, and a server that refused it ``busy`` was taken to be there:
+    nothing loaded, and a session's first call then asked it again the whole timeout (15 s)
+    before this process began to load the model. Asked as a call asks (again while busy, within
+    the timeout), one busy all through it is passed over as a silent one is: the index loads
+    at start, and a call after it is answered at once."""
+    import threading
+
+    from brain.mcp import backend as backend_module
+    from brain.mcp.backend import Backend
+
+    monkeypatch.setenv("BRAIN_SERVE_TIMEOUT", "1")
+    loaded = []
+
+    class Local:
+        def handle(self, message):
+            return {"ok": True, "result": {"answered": "here"}}
+
+    monkeypatch.setattr(Backend, "local", lambda self: loaded.append(threading.current_thread().name) or Local())
+    with _refusing(toy_vault, busy_for=60) as read:
+        backend = Backend(toy_vault.resolve(), use_server=True, watch=False)
+        _warmed(backend)
+        assert loaded == ["brain-mcp-warm"], "nothing loaded at start beside a server busy all through"
+        assert read[0] > 1  # asked again while busy, as a call asks
+        started = time.monotonic()
+        assert backend.call("status") == {"answered": "here"}
+        assert time.monotonic() - started < 0.5  # not the timeout's second of refusals again
+        assert backend._ask_server_after > time.monotonic() + backend_module.SKIP_SILENT_SERVER - 5
+
+
+def test_a_server_busy_a_moment_at_the_warm_up_is_there_and_nothing_is_loaded_beside_it(toy_vault, monkeypatch):
+    from brain.mcp.backend import Backend
+
+    monkeypatch.setenv("BRAIN_SERVE_TIMEOUT", "5")
+    loaded = []
+    monkeypatch.setattr(Backend, "local", lambda self: loaded.append(self))
+    with _refusing(toy_vault, busy_for=0.3) as read:
+        backend = Backend(toy_vault.resolve(), use_server=True, watch=False)
+        _warmed(backend)
+        assert loaded == [] and read[0] > 1
+        assert backend.call("status") == {"answered": "server"}
+
+
 def test_ctrl_c_beside_another_error_of_the_sdk_s_tasks_ends_quietly(toy_vault, monkeypatch, capsys, caplog):
     """Under load a Ctrl-C landed while one of the SDK's tasks read stdin, and its task group
     raised the KeyboardInterrupt beside that task's own error: brain mcp printed the group's

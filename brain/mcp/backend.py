@@ -122,17 +122,17 @@ class Backend:
 
         Asked with BRAIN_SERVE_TIMEOUT, as a call is: asked with 0.5 s at start, a server that
         answered late on a loaded machine was taken for none, and this process loaded the model
-        and a second copy of the index (~500 MB) beside it. One that refused it busy is there
-        (its calls are asked again). One that took the connection and did not answer in time is
-        hung or paused (Ctrl-Z): it was taken to be there, nothing loaded, and the first call
-        waited the timeout again before this process began to load the index; now it is passed
-        over as a call that timed out passes it (``SKIP_SILENT_SERVER``) and the index loads
-        here at once. None (no record, a socket nobody listens on) is said at once."""
+        and a second copy of the index (~500 MB) beside it. One that refuses it (``busy``) is
+        asked again, as a call asks, within the timeout: there once it answers. One that took
+        the connection and did not answer in time is hung or paused (Ctrl-Z), and one that
+        refused it all through the timeout takes no question: each was taken to be there
+        (the busy one at its first refusal), nothing loaded, and the first call waited the
+        timeout again before this process began to load the index; now each is passed over as a
+        call that timed out, or was refused throughout, passes it (``SKIP_SILENT_SERVER``) and
+        the index loads here at once. None (no record, a socket nobody listens on) is said at once."""
         try:
-            client.call(self.root, "status", timeout=config.serve_timeout())
-        except client.Refused:
-            return True
-        except client.Unresponsive as exc:
+            client.call(self.root, "status", timeout=config.serve_timeout(), tries=SERVER_TRIES)
+        except (client.Unresponsive, client.Refused) as exc:
             self._ask_server_after = time.monotonic() + SKIP_SILENT_SERVER
             log.warning("%s; answering in this process, asking it again in %g s", exc, SKIP_SILENT_SERVER)
             return False
