@@ -521,6 +521,56 @@ def test_an_http_client_that_reads_none_of_a_large_answer_gives_its_place_up_too
             hog.close()
 
 
+def test_an_http_request_whose_body_is_read_is_not_closed_for_another(toy_vault, monkeypatch):
+    """Over HTTP a request whose body had arrived still waited on its client until the server
+    said it was answering it (after looking up the client's process in /proc), where a socket
+    request waits on the server as soon as it is read: a newcomer in that moment closed it, its
+    client given no answer. Held in that moment, it now keeps its place and is answered."""
+    import http.client
+
+    from test_serve_wire import _http
+
+    monkeypatch.setattr(daemon_module, "MAX_CONNECTIONS", 1)
+    monkeypatch.setattr(daemon_module, "PROMPT_PLACES", 0)
+    with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
+        port, headers = _http(daemon)
+        looking, go_on = threading.Event(), threading.Event()
+        pid = daemon.tcp_peers.pid
+
+        def held(conn):
+            looking.set()
+            go_on.wait(60)
+            return pid(conn)
+
+        monkeypatch.setattr(daemon.tcp_peers, "pid", held)
+        replies: list[tuple[int, bytes]] = []
+
+        def ask() -> None:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            try:
+                body = protocol.encode(protocol.request("ping", str(daemon.root)))
+                conn.request("POST", "/v1", body=body, headers=headers)
+                response = conn.getresponse()
+                replies.append((response.status, response.read()))
+            except OSError as exc:  # closed for the newcomer: no answer
+                replies.append((0, repr(exc).encode()))
+            finally:
+                conn.close()
+
+        asker = threading.Thread(target=ask)
+        asker.start()
+        try:
+            assert looking.wait(60)  # its body read, the server looking up its process
+            newcomer = request(daemon, "ping")
+            assert newcomer.get("error", {}).get("code") == "busy", newcomer  # before: ok, in its place
+        finally:
+            go_on.set()
+            asker.join(60)
+        assert replies and replies[0][0] == 200, replies
+        assert json.loads(replies[0][1])["ok"] is True
+        assert daemon.connections.closed == 0
+
+
 def test_a_connection_whose_request_is_read_is_not_closed_for_another():
     """Read, and not yet said to be answered, a connection looked as if it waited on its client:
     on a loaded server the prompt hook's was closed for the next client to come (1 in 20 of

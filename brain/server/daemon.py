@@ -1057,6 +1057,9 @@ class _HttpHandler(BaseHTTPRequestHandler):
                     "bad_request", f"the body ended at {len(body)} of the {length} bytes of its Content-Length"
                 ),
             )
+        # read whole: it waits on the server now, as a socket request does once read (closed for a
+        # newcomer while its process was looked up, its client was given no answer)
+        daemon.connections.read(self.connection)
         # its process, as a socket client's: before, HTTP requests took no turns and had no share,
         # so one HTTP client asking 64 questions at once had the prompt hook's behind all of them
         pid = daemon.tcp_peers.pid(self.connection)
