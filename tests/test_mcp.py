@@ -1791,7 +1791,7 @@ class Backend:
         with lock:
             began[0] += 1
             Path(sys.argv[2]).write_text(str(began[0]))
-        time.sleep(0.01)  # a search's time, about
+        time.sleep(float(sys.argv[3]) if len(sys.argv) > 3 else 0.01)  # a search's time, about
         return {"links": [{"target": "x" * 300, "n": n} for n in range(100)], "backlinks": []}
 server.Backend = Backend
 server.run(Path(sys.argv[1]))
@@ -1803,7 +1803,13 @@ def test_calls_of_a_client_that_reads_no_answer_are_not_worked_on_while_none_can
     the client read none (1,000 searches unread: 3.8 s of CPU on the minivault, a search's cost
     each on a larger vault). A call now begins once the answers before it can be written: those
     begun at once are worked on, and the others as the client reads; every one is answered
-    once read."""
+    once read.
+
+    The gate is a time (``WRITER_STUCK``, 0.1 s the writer stuck on a full pipe), so how many
+    calls of a few ms slip through it depends on the machine (46 on a loaded one, 124 in CI
+    alone): each call here takes 0.3 s, as a search on a large vault may, so the first 40 begin
+    at once, the 40 that take their places as they end find the writer stuck for less than
+    0.1 s, and no more begin: about 80 of the 128 read, where all were begun before (130)."""
     import threading
 
     script, began = tmp_path / "counting.py", tmp_path / "began"
@@ -1812,7 +1818,7 @@ def test_calls_of_a_client_that_reads_no_answer_are_not_worked_on_while_none_can
     vault.mkdir()
     calls = 300
     process = subprocess.Popen(
-        [sys.executable, str(script), str(vault), str(began)],
+        [sys.executable, str(script), str(vault), str(began), "0.3"],
         env=brain_env(),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -1837,10 +1843,9 @@ def test_calls_of_a_client_that_reads_no_answer_are_not_worked_on_while_none_can
             time.sleep(0.1)
             if count() != last:
                 last, still_since = count(), time.monotonic()
-        # the SDK's 40 worker threads' calls begun at once, what the pipe takes, one in the writer's
-        # hands and those that waited for it less than WRITER_STUCK (46 here; 86 in a CI run beside
-        # other work, the writer's thread given the CPU late): before, all 128 read (130)
-        assert 0 < count() < 120, f"{count()} calls worked on with their answers unread"
+        # the SDK's 40 worker threads' calls begun at once, and the 40 that took their places
+        # before the writer had been stuck WRITER_STUCK: before, all 128 read (130)
+        assert 0 < count() <= 96, f"{count()} calls worked on with their answers unread"
         ids = {_answer(process, 60)["id"] for _ in range(calls)}
         writer.join(30)
         assert ids == set(range(1, calls + 1)) and count() == calls
