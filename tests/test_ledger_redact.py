@@ -3523,3 +3523,54 @@ def test_netlify_vercel_notion_and_other_keys_by_their_prefix_are_masked(text, k
         assert "AbCdEfGh" not in masked, masked
     else:
         assert masked == (text if kept == "=" else kept)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A .env line's unquoted value holds an "&" then "name=" (python-dotenv reads it to the line's end): the
+        # part after the "&" was read as a query string's next parameter and kept ("PASSWORD=***&def=1").
+        ("PASSWORD=abc&def=1", "PASSWORD=***"),
+        ("DB_PASSWORD=Tr0ub&x=9&y\nHOST=db", "DB_PASSWORD=***\nHOST=db"),
+        ("export API_TOKEN=ab12&cd=34", "export API_TOKEN=***"),
+        ('{"text": "SECRET=abc&def=1\\nnext"}', '{"text": "SECRET=***\\nnext"}'),
+        # A query string's parameter (after "?", "&" or mid-line) still ends at the next one's "&".
+        ("curl 'https://h/login?password=abc&user=bob'", "curl 'https://h/login?password=***&user=bob'"),
+        ("open https://h/?a=1&token=abc&user=bob", "open https://h/?a=1&token=***&user=bob"),
+        ("curl -d user=bob&password=abc&remember=1", "curl -d user=bob&password=***&remember=1"),
+        # The shell's own "&", "&&", "&>" still end it.
+        ("PASSWORD=abc && make test", "PASSWORD=*** && make test"),
+        ("PASSWORD=abc&&make", "PASSWORD=***&&make"),
+    ],
+)
+def test_an_ampersand_inside_a_settings_line_value_is_the_values(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # The words after a value that reads as one sentence with it ("what is love", "how are you") are no
+        # question put after it: "PASSWORD=what is love" kept "is love", a passphrase's last two words.
+        ("PASSWORD=what is love", "PASSWORD=***"),
+        ("PASSWORD=what is love?", "PASSWORD=***"),
+        ("PASSWORD=how are you", "PASSWORD=***"),
+        # An auxiliary verb after a value opens a question only with a "?" or a pronoun after it.
+        ("PASSWORD=hunter2 is love", "PASSWORD=***"),
+        ("PASSWORD=hunter2 was here", "PASSWORD=***"),
+        ("PASSWORD=hunter2 is it still valid?", "PASSWORD=*** is it still valid?"),
+        ("PASSWORD=hunter2 can you check the login", "PASSWORD=*** can you check the login"),
+        ("PASSWORD=hunter2 what did we decide", "PASSWORD=*** what did we decide"),
+        # After a label and a colon, plain words joined by "is", "or", "and" are a person's passphrase, no
+        # Python: "password: what is love" was read as the expression "what is love" and kept "is love".
+        ("password: what is love", "password: ***"),
+        ("password: salt and pepper", "password: ***"),
+        ("password: rock or roll", "password: ***"),
+        # Code stays code: a name with a "_", a literal, a call, a type.
+        ("password: str | None", "password: str | None"),
+        ("password = pw or default_pw", "password = *** or default_pw"),
+        ("password: Optional[str] = None", "password: Optional[str] = None"),
+    ],
+)
+def test_words_that_read_as_one_with_the_value_are_masked_with_it(text, kept):
+    assert redact(text) == kept

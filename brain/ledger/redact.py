@@ -197,6 +197,11 @@ _MORE_WORDS = _Lazy(
     rf"(?:[ \t]+(?=[^\W_])(?>{_BARE})(?<!:))+"
     r"(?=[ \t]+#|[ \t]*(?:\r|\n|\Z)|\\+[nr]|\\*\")"
 )
+# What marks an operand after the first (the value, which may hold anything) as code, not a word a person
+# chose: a name's "_" or ".", a call's or an index's bracket, a quote, a digit, an operator; Python's literals
+# and builtin types. "password: what is love" was read as Python's "a is b", and "is love" kept.
+_CODE_OPERAND = _Lazy(r"[_.()\[\]{}'\"0-9=<>!|&*+/%-]")
+_CODE_WORDS = frozenset("None True False self cls str int bytes bool float dict list tuple set null nil".split())
 # Words that may make the rest of a line prose or code, not one value: a sentence ("password: see the
 # wiki page", a docstring's "token: The token returned by …"), Python (token = await load(…),
 # token = x if y else z). There the first word alone is masked, as a value of one word is. A run of
@@ -2034,8 +2039,10 @@ def _is_one_value(words: list[str], *, chosen: bool, name: str = "", below: bool
     prose = [w for w in lowered if w in _NOT_ONE_VALUE]
     if not prose:
         return True
-    if all(a in _PYTHON_KEYWORDS or b in _PYTHON_KEYWORDS for a, b in itertools.pairwise(lowered)):
-        return False  # code
+    if all(a in _PYTHON_KEYWORDS or b in _PYTHON_KEYWORDS for a, b in itertools.pairwise(lowered)) and (
+        not chosen or any(_CODE_OPERAND.search(w) or w in _CODE_WORDS for w in words[1:])
+    ):
+        return False  # code; words of letters alone after a password's name are words a person chose ("what is love")
     if not chosen or (lowered[0] in _POINTERS and _points_somewhere(words, named)) or lowered[0] in named:
         return False
     sentence = re.fullmatch(r"[A-Z][a-z]*", words[0]) is not None and (
@@ -2167,6 +2174,10 @@ _ASKING = frozenset(
     " has have please tell explain remind что как почему зачем где когда кто какой какая какое какие сколько"
     " можешь можно напомни объясни подскажи расскажи".split()
 )
+# The verbs among them, which open a question only before its subject ("is it", "can you") or with a "?"
+# at the line's end: "PASSWORD=hunter2 is love" may be a passphrase's words.
+_AUXILIARIES = frozenset("did do does can could would should will shall is are was were has have".split())
+_SUBJECTS = frozenset("i you we it he she they this that there these those my our your its the".split())
 # A line of a .env file around a NAME=x line: another NAME=y, an "export", a comment.
 _SETTINGS_LINE = _Lazy(r"[ \t]*(?:export[ \t]+)?(?:[A-Za-z_][\w.]*=|#)")
 
@@ -2184,10 +2195,16 @@ def _asks_after(text: str, name_start: int, value_end: int, fences: _Fences) -> 
         return False
     line_end = _LINE_END.search(text, value_end)
     end = line_end.start() if line_end else len(text)
-    if words.group(1).lower() not in _ASKING:
-        rest = text[value_end:end].rstrip()
-        if not rest.endswith("?") or _is_passphrase(rest.rstrip("?").split(), least=1):
-            return False  # a question's mark after words a passphrase may be ("correct horse battery staple?")
+    rest = text[value_end:end].rstrip()
+    first = words.group(1).lower()
+    if text[name_start:value_end].rpartition("=")[2].lower() in _ASKING:
+        return False  # "PASSWORD=what is love": the words read on from the value, a passphrase's, no question after it
+    if first in _AUXILIARIES:
+        second = _NEXT_WORD.match(text, words.end())
+        if not rest.endswith("?") and (second is None or second.group(1).lower() not in _SUBJECTS):
+            return False  # "PASSWORD=x is love": a verb after the value opens a question with its subject or a "?"
+    elif first not in _ASKING and (not rest.endswith("?") or _is_passphrase(rest.rstrip("?").split(), least=1)):
+        return False  # a question's mark after words a passphrase may be ("correct horse battery staple?")
     fence = fences.last_before(name_start)
     if fence >= 0 and (info := _FENCE.match(text, fence)) is not None and info.group(1).lower() in _SETTINGS_FENCES:
         return False
@@ -2324,6 +2341,8 @@ def _name_start(text: str, at: int) -> int:
 _OPERATORS = frozenset(["|", "||", "&&", ";", ">", ">>", "<", "<<", "&"])
 # An option after an option, no value of it: "--force", "--context=x", "-v", "-it" (letters alone: "-hunter2" is one).
 _FLAG_WORD = _Lazy(r"--[A-Za-z][\w.-]*(?:=\S*)?|-[A-Za-z]+")
+# What goes on after an unquoted value's "&" where a query string's next "name=" would end it (_BARE).
+_QUERY_GOES_ON = _Lazy(rf"(?:&(?=(?:amp;)?[\w.\-\[\]%]+=){_BARE})+")
 # A shell's here-string, "<<< x": x is what the command reads on its standard input.
 _HERE_STRING = _Lazy(rf"<<<[ \t]*(?P<value>{_VALUE})")
 
@@ -2430,6 +2449,18 @@ def _mask_assignments(text: str, pattern: str) -> str:
             continue  # AWS's SecretId='prod/db', --secret-id prod/db: which secret, not its value
         if closing == "'" and (goes_on := _SHELL_QUOTES_GO_ON.match(text, value_end)) is not None:
             value_end = goes_on.end()  # 'it'\''s': a quote inside a shell's single-quoted value
+        if (
+            not opening
+            and text.startswith("&", value_end)
+            and _starts_line(text, start)
+            and (text[start - 1 : start] != '"' or text[start : match.end("name")].isupper())
+            and (goes_on := _QUERY_GOES_ON.match(text, value_end)) is not None
+        ):
+            # "PASSWORD=abc&def=1" on a line of its own: a .env value, which python-dotenv reads whole (the
+            # "&def=" a query string's next parameter only in a URL or a body, where the name follows "?", "&",
+            # or a quote: curl -d "password=x&user=bob"; a JSON string's NAME=x in capitals is a .env line's)
+            value_end = goes_on.end()
+            bare += text[value_start + len(bare) : value_end]
         if not opening and (block := _yaml_block(text, start, value_start, escaped=escaped)) is not None:
             # "password: |": the secret is on the lines below, the indicator is none.
             line_end, block_end, indent, line_break = block
