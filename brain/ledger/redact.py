@@ -1148,6 +1148,11 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     # --password value: a name holding a secret word, then its value (see _mask_assignments).
     (("pass", "pw", "secret", "token", "key", "credential", "psk"), _ASSIGNMENT, "assignment"),
 ]
+# Each rule's pattern, compiled on its first use: a pattern string handed to re.sub, re.compile or
+# re.finditer is looked up in re's cache on every call (hashing a pattern of thousands of characters
+# on its first call, then a dictionary's step), and that cache holds 512 patterns, fewer than a long
+# session's other modules and this one's may ask of it, past which a rule is compiled again.
+_RULE_PATTERNS = [_Lazy(pattern) for _, pattern, _ in _RULES]
 
 
 _QUOTE_LEAD = _Lazy(r"\$'|\\*[\"']")
@@ -1764,7 +1769,7 @@ def _key_shaped(value: str) -> bool:
     kinds = [c.isdigit() for c in value if c.isalnum()]
     if sum(a != b for a, b in itertools.pairwise(kinds)) < 4:
         return False
-    return sum(len(w) for w in re.findall(_WORD, value)) < _MAX_WORDY * len(value)
+    return sum(len(w) for w in _WORD_AT.findall(value)) < _MAX_WORDY * len(value)
 
 
 def _mask_all_stated(text: str) -> str:
@@ -2347,13 +2352,12 @@ _QUERY_GOES_ON = _Lazy(rf"(?:&(?=(?:amp;)?[\w.\-\[\]%]+=){_BARE})+")
 _HERE_STRING = _Lazy(rf"<<<[ \t]*(?P<value>{_VALUE})")
 
 
-def _mask_assignments(text: str, pattern: str) -> str:
+def _mask_assignments(text: str, compiled: _Lazy) -> str:
     """Mask the values of names that hold a secret; other names are read past, not eaten.
 
     A name that is no secret (``sort_key=``) gives its value back to the search, so a
     secret assigned inside its value (``sort_key=DB_PASSWORD=x``) is still found.
     """
-    compiled = re.compile(pattern)
     out: list[str] = []
     done = pos = 0
     # Asked once of the text, not for each secret: over the whole text each time, a .env dump or a
@@ -2722,8 +2726,8 @@ _RUSSIAN_HINT = r"(?i:парол|токен|секрет)"
 # A table's name of a secret, in English or Russian (_mask_tables runs only where one occurs).
 _TABLE_HINT = _Lazy(r"(?i:pass|pw|secret|token|key|credential|парол|токен|секрет|ключ)")
 _KEYS_ALONE = {
-    False: (_key_alone(_HINT), _escaped_key_alone(_HINT)),
-    True: (_key_alone(_RUSSIAN_HINT), _escaped_key_alone(_RUSSIAN_HINT)),
+    False: (_Lazy(_key_alone(_HINT)), _Lazy(_escaped_key_alone(_HINT))),
+    True: (_Lazy(_key_alone(_RUSSIAN_HINT)), _Lazy(_escaped_key_alone(_RUSSIAN_HINT))),
 }
 # A line of a plain or quoted scalar that may be a secret: a quoted one, or words (no "key:", no "- "
 # first, no "#" after a space: a comment may follow the value).
@@ -2746,10 +2750,10 @@ def _mask_next_line_values(text: str, *, russian: bool = False) -> str:
     return text
 
 
-def _mask_values_below(text: str, pattern: str, *, escaped: bool) -> str:
+def _mask_values_below(text: str, keys: _Lazy, *, escaped: bool) -> str:
     out: list[str] = []
     done = 0
-    for key in re.finditer(pattern, text):
+    for key in keys.finditer(text):
         if key.start("lead") < done or not _secret_key(key.group("name")):
             continue
         depth = 0
@@ -2996,9 +3000,11 @@ _BASE64_LINE = r"[A-Za-z0-9+/=]+"
 # Long tokens: runs of base64 (and base64url) characters. A run right after a "." with a
 # "/" in it is the path of a URL ("github.com/…"), not a token.
 _TOKEN = r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/=_\-]{40,}"
+_TOKEN_AT = _Lazy(_TOKEN)
 # Words of a name, and numbers standing alone between its separators (a dated note's
 # "2024-01-01-MeetingWith…": the numbers of a date are no key material).
 _WORD = r"[A-Z]?[a-z]{3,}|[A-Z]{3,}(?![a-z])|(?<![A-Za-z0-9])[0-9]+(?![A-Za-z0-9])"
+_WORD_AT = _Lazy(_WORD)
 # Thresholds measured on random keys (40 characters of base64: ~0.2% missed, none from 64
 # characters on) against the paths, URLs, identifiers and hashes of two real vaults, real
 # transcripts and Python packages (none masked): see tests/test_hardening_ledger.py.
@@ -3014,7 +3020,7 @@ def _looks_random(token: str) -> bool:
         return _looks_random(token[:_SAMPLE]) or _looks_random(token[-_SAMPLE:])
     if token.islower() or token.isupper() or not any(c.isdigit() for c in token):
         return False  # hex digests, commit ids, CONSTANT_NAMES: one case only, or no digit
-    if sum(len(w) for w in re.findall(_WORD, token)) >= _MAX_WORDY * len(token):
+    if sum(len(w) for w in _WORD_AT.findall(token)) >= _MAX_WORDY * len(token):
         return False
     counts: dict[str, int] = {}
     for c in token:
@@ -3198,25 +3204,25 @@ _LONG_TEXT = 1000
 def redact(text: str) -> str:
     """``text`` with every secret shape masked."""
     for i in _rules_to_run(text.lower()):
-        _, pattern, replacement = _RULES[i]
+        replacement, compiled = _RULES[i][2], _RULE_PATTERNS[i]
         if replacement == "assignment":
             if ":" in text:  # first: a comment after the key is taken for a value below
                 text = _mask_next_line_values(text)
-            text = _mask_assignments(text, pattern)
+            text = _mask_assignments(text, compiled)
         elif replacement == "stated":
             text = _mask_all_stated(text)
         elif replacement == "labelled":  # a Russian label: its value on its line or below it
             if ":" in text:
                 text = _mask_next_line_values(text, russian=True)
-            text = re.sub(pattern, _mask_labelled, text)
+            text = compiled.sub(_mask_labelled, text)
         else:
-            text = re.sub(pattern, _REPLACERS.get(replacement, replacement), text)
+            text = compiled.sub(_REPLACERS.get(replacement, replacement), text)
     if "|" in text and _TABLE_DASH.search(text) is not None and _TABLE_HINT.search(text) is not None:
         text = _mask_tables(text)
     if "-----END" in text:
         text = _mask_pem_bodies(text)
     if _TOKEN_RUN.search(text) is not None:  # a cheap test before the regex
-        text = re.sub(_TOKEN, _mask_token, text)
+        text = _TOKEN_AT.sub(_mask_token, text)
     return text
 
 
