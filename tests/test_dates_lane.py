@@ -333,3 +333,42 @@ def test_a_date_without_its_year_during_its_month(query, period):
 )
 def test_words_that_are_no_date_without_a_year(query):
     assert query_period(query, dt.date(2026, 1, 5)) is None
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        # A number after a word it counts or ranks is that word's, not a day: "level 3 dec" (a spell's level 3,
+        # dec the next word) was the 3rd of December, "top 10 march" (ten marches) the 10th of March.
+        "level 3 dec",
+        "spells of level 3 dec",
+        "top 10 march songs",
+        "chapter 12 may",
+        "page 4 jan notes",
+        "step 2 sep",
+        "item #3 dec",
+        "уровень 3 дек",
+        "глава 5 мая",
+        "топ 10 марта",
+        "№ 4 апреля",
+    ],
+)
+def test_a_number_a_word_counts_before_a_month_is_no_day(query):
+    assert query_period(query, dt.date(2026, 1, 5)) is None
+
+
+@pytest.mark.parametrize(
+    ("query", "period"),
+    [
+        # A day still, after any other word; a year written after it makes "top 10 march 2024" the month.
+        ("what did I do on 3 dec", ("2025-12-03", "2025-12-04")),
+        ("the level design meeting 3 dec", ("2025-12-03", "2025-12-04")),
+        ("с 3 марта", ("2025-03-03", "2025-03-04")),
+        ("подарки на 8 марта", ("2025-03-08", "2025-03-09")),
+        ("top 10 march 2024", ("2024-03-01", "2024-04-01")),
+        ("уровень 3 декабря 2024", ("2024-12-01", "2025-01-01")),
+        ("the meeting on 3 March 2024", ("2024-03-03", "2024-03-04")),
+    ],
+)
+def test_a_number_before_a_month_after_other_words_is_a_day(query, period):
+    assert query_period(query, dt.date(2026, 1, 5)) == _period(*period)

@@ -142,6 +142,15 @@ _MONTH_ALONE = re.compile(
     rf"(?:(?P<q>early|mid|middle of|late|beginning of|start of|end of|the end of|"
     rf"начал[еоа]|середин[еуа]|конц[еа]|конец)\s+)?(?P<m>\w+){_E}{_NO_YEAR}"
 )
+# A word that counts or ranks the number after it, which is then no day of the month after that:
+# "level 3 dec" is a spell's level, "top 10 march" ten marches, «глава 5 мая» a chapter (a "#", «№» too).
+# Words of one letter are left out: «с 3 марта» is "since March 3".
+_COUNTED_BEFORE = re.compile(
+    r"(?:(?<![^\W\d_])(?:level|lvl|top|tier|rank|chapter|page|pg|step|part|round|floor|room|version|vol|volume"
+    r"|issue|episode|ep|season|book|item|table|figure|fig|phase|stage|act|scene|unit|lesson|section|rule|exercise"
+    r"|question|grade|уровень|уровня|уровне|топ|глава|главе|главы|страница|странице|стр|шаг|часть|раунд|этаж|том"
+    r"|выпуск|номер|пункт|урок|класс|сезон|серия|эпизод)\.?|[#№])\s*\Z"
+)
 _RELATIVE = re.compile("|".join(f"{_W}(?P<r{i}>{pattern}){_E}" for i, (pattern, _) in enumerate(_RELATIVE_KINDS)))
 
 
@@ -194,6 +203,8 @@ def _without_year(text: str, today: dt.date) -> Period | None:
         day_text, ordinal, of, word = match.groups()
         month = month_number(word)
         if month is None or (word == "may" and not (ordinal or of) and text[match.end() :].strip()[:1].isalpha()):
+            continue
+        if _counted(text, match.start(1)):
             continue
         day = _last_day(month, int(day_text), today)
         if day is not None:
@@ -290,11 +301,17 @@ def _named_day(text: str) -> dt.date | None:
     for pattern, (day_at, month_at) in ((_DAY_MONTH_YEAR, (1, 2)), (_MONTH_DAY_YEAR, (2, 1))):
         for match in pattern.finditer(text):
             month = month_number(match.group(month_at))
-            if month is not None:
+            if month is not None and not (day_at == 1 and _counted(text, match.start(1))):
                 named = _date(int(match.group(3)), month, int(match.group(day_at)))
                 if named is not None:
                     return named
     return None
+
+
+def _counted(text: str, at: int) -> bool:
+    """Whether the number at ``at`` follows a word that counts or ranks it (``_COUNTED_BEFORE``), its
+    last 24 characters read."""
+    return _COUNTED_BEFORE.search(text, max(0, at - 24), at) is not None
 
 
 def _date(year: int, month: int, day: int) -> dt.date | None:
