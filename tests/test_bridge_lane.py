@@ -479,3 +479,26 @@ def test_the_query_form_tests_take_any_text(query):
 )
 def test_the_comparison_words_users_type(query, compares):
     assert query_form.compares(query) is compares
+
+
+@pytest.mark.parametrize(
+    ("query", "compares"),
+    [
+        # «против» is "versus" only between two named things; before what a remedy or a vote is against it
+        # is "against": «средство против боли» was read as a comparison, and the names lane stayed in.
+        ("средство против боли", False),
+        ("Средство против боли", False),
+        ("таблетки против кашля для детей", False),
+        ("я против этого решения", False),
+        ("голосовал против", False),
+        ("заклинание против нежити", False),
+        ("что помогает против Covid", False),
+        ("Спартак против Зенита", True),
+        ("vim против emacs", True),
+        ("кто сильнее: Гэндальф против Саурона", True),
+        ("PostgreSQL против MySQL для логов", True),
+        ("python 3.12 против 3.13", True),
+    ],
+)
+def test_against_is_no_comparison_unless_between_two_names(query, compares):
+    assert query_form.compares(query) is compares

@@ -14,17 +14,21 @@ import re
 
 from ..text import lookalikes_as_cyrillic, yo_as_ye
 
-# A question that sets two things side by side, in English or Russian: "X vs Y", «X против Y» (but
-# not «за и против», pros and cons), "is X better than Y", «чем X лучше Y», «что лучше: X или Y».
+# A question that sets two things side by side, in English or Russian: "X vs Y", "is X better than Y",
+# «чем X лучше Y», «что лучше: X или Y»; «X против Y» below.
 # "or", «или», «либо» alone are not: "is Bowline still Dutch-only or does it do Spain now?", "knocked
 # out or asleep" ask of one thing; a question that weighs two says which, better or a word above.
 _COMPARES = re.compile(
     r"\b(compar(e|es|ed|ing|ison|isons)|versus|vs|differ|differs|differences?|"
     r"(?:better|worse)\s+than|which\s+(?:one\s+)?is\s+(?:better|worse)|"
-    r"сравн\w*|разниц\w*|отличи[ея]\w*|отлича\w*|(?<!за и )против|"
+    r"сравн\w*|разниц\w*|отличи[ея]\w*|отлича\w*|"
     r"(?:лучше|хуже),?\s+чем|(?:чем|что|кто|котор\w*|какой|какая|какое|какие)\b[^.?!]{0,80}?\b(?:лучше|хуже))\b",
     re.IGNORECASE | re.UNICODE,
 )
+# «против» is "versus" between two named things («Спартак против Зенита», «vim против emacs»), and "against"
+# before what a remedy, a spell or a vote is against («средство против боли», «я против этого», «за и
+# против»): a name is written with a capital, a Latin letter or a digit, a thing a remedy fights is not.
+_AGAINST = re.compile(r"(\S+)\s+против\s+(\S+)", re.IGNORECASE | re.UNICODE)
 # Question words: every case of кто, что, чей and какой, каков (not "какао"), ё written as е.
 _RU_WORDS = (
     r"кто|кого|кому|кем|ком|что|чего|чему|чем|чей|чья|чье|чьи|чьего|чьей|чьим|как|какой|какая|какое|какие|"
@@ -85,7 +89,16 @@ def is_question(query: str) -> bool:
 
 def compares(query: str) -> bool:
     """The query sets two things side by side ("X vs Y", "how does X compare with Y")."""
-    return bool(_COMPARES.search(_read(query)))
+    text = _read(query)
+    return bool(_COMPARES.search(text)) or any(
+        _names_a_thing(match.group(1)) and _names_a_thing(match.group(2)) for match in _AGAINST.finditer(text)
+    )
+
+
+def _names_a_thing(word: str) -> bool:
+    """Whether a word beside «против» is a name: a capital first, a Latin letter or a digit in it."""
+    word = word.strip(".,:;!?()«»\"'")
+    return bool(word) and (word[0].isupper() or any(c.isdigit() or ("a" <= c.lower() <= "z") for c in word))
 
 
 def asks(query: str) -> bool:
