@@ -3574,3 +3574,32 @@ def test_an_ampersand_inside_a_settings_line_value_is_the_values(text, kept):
 )
 def test_words_that_read_as_one_with_the_value_are_masked_with_it(text, kept):
     assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A dash after a password's name is a label's (Russian's "is"): a word of letters alone after it, to its
+        # clause's end, was kept where a colon masked it («пароль от роутера: Qwerty»). Masked now when it
+        # cannot be prose: a capital inside a sentence, or a Latin word after a Russian label.
+        ("пароль от wifi — Qwerty", "пароль от wifi — ***"),
+        ("мой пароль от wifi — Qwerty", "мой пароль от wifi — ***"),
+        ("пароль от wifi - Qwerty", "пароль от wifi - ***"),
+        ("пароль — qwerty", "пароль — ***"),
+        ("пароль от роутера — Подсолнух", "пароль от роутера — ***"),
+        ("пароль от роутера — Qwerty, логин admin", "пароль от роутера — ***, логин admin"),
+        ("wifi password — Qwerty", "wifi password — ***"),
+        ("the password for the NAS – Sunflower.", "the password for the NAS – ***."),
+        # Prose stays: a Russian word in lower case (a verdict: «неверный»), an English one, words that say
+        # what a password is like or where it is.
+        ("пароль — неверный", None),
+        ("пароль — неверный, попробуй ещё", None),
+        ("password — required", None),
+        ("password - optional", None),
+        ("the password — see the wiki", None),
+        ("password — OK", None),
+        ("пароль — ok", None),
+    ],
+)
+def test_a_word_of_letters_after_a_password_and_a_dash_is_masked(text, kept):
+    assert redact(text) == (text if kept is None else kept)

@@ -1696,7 +1696,19 @@ def _stated_letters(match: re.Match[str], bare: str, *, labelled: bool, bangs: i
         return False
     if labelled:
         return match.group("for") is not None and _STATED_END.match(match.string, match.end("bare")) is not None
+    if (dash := _DASH_LEAD.search(match.group(1))) is not None:
+        # A dash is a label's (Russian's "is": «пароль от wifi — Qwerty» was kept where a colon masked it): a
+        # word alone to its clause's end that is no prose's, a capital inside the sentence or, after a Russian
+        # name, a Latin word. A Russian word in lower case may be a verdict («пароль — неверный»): kept.
+        russian = dash.group(1)[0] in "Пп"
+        return _STATED_END.match(match.string, match.end("bare")) is not None and (
+            not bare.islower() or (russian and bare.isascii())
+        )
     return bangs > 0 and not bare.islower() and not bare.isupper()
+
+
+# A stated secret's lead that ends in a dash after the name (not an arrow: "password -> hash" maps a field).
+_DASH_LEAD = _Lazy(r"\A([Пп](?i:арол)|(?i:.*pass)).*[ \t][—–-][ \t]+\Z", re.DOTALL)
 
 
 def _after_value(word: str, bare: str) -> str:
