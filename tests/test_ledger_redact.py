@@ -3603,3 +3603,45 @@ def test_words_that_read_as_one_with_the_value_are_masked_with_it(text, kept):
 )
 def test_a_word_of_letters_after_a_password_and_a_dash_is_masked(text, kept):
     assert redact(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A Russian label's value of one word took the full stop that ends its sentence: the text lost it
+        # ("Пароль от роутера: *** Логин: admin"), where English keeps it ("password for the NAS: ***. Then").
+        ("Пароль от роутера: Qwerty. Логин: admin", "Пароль от роутера: ***. Логин: admin"),
+        ("токен: abc123def.", "токен: ***."),
+        ("пароль: Qwerty1?", "пароль: ***?"),
+        # Words of a value keep their marks, as they did.
+        ("пароль: один два три.", "пароль: ***"),
+    ],
+)
+def test_a_russian_labels_value_leaves_its_sentences_full_stop(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A login's name and value before a password's name make the word after it the password, a word of
+        # letters too: kept where no comma stood between them, and after an English name always.
+        ("логин admin / пароль Qwerty", "логин admin / пароль ***"),
+        ("логин admin пароль qwerty", "логин admin пароль ***"),
+        ("username admin password Qwerty", "username admin password ***"),
+        ("user: admin pass: Qwerty", "user: admin pass: ***"),
+        ("login bob; password Sunflower", "login bob; password ***"),
+        # Prose stays: a login's word that names no user, an English word in lower case after "password".
+        ("login page password field", None),
+        ("user profile password reset", None),
+        ("логин и пароль от почты не подходят", None),
+        ("username admin password reset link", None),
+        # A Russian password quoted, one word a person chose: kept as a field's name might be.
+        ("пароль «Qwerty»", "пароль «***»"),
+        ('пароль "Sunflower" от wifi', 'пароль "***" от wifi'),
+        ("пароль «по умолчанию»", None),
+        ("поле «Пароль» обязательно", None),
+    ],
+)
+def test_a_password_after_a_login_or_in_russian_quotes_is_masked(text, kept):
+    assert redact(text) == (text if kept is None else kept)

@@ -406,7 +406,10 @@ _SUDO_BEFORE = _Lazy(r"(?:\A|(?<=[\n;&|(`\"'$#])|(?<=\\[nt]))[ \t]*sudo(?:[ \t]+
 # password, hunter22x, …"), not a list of fields' names ("username, password, token2").
 _OWNED_BEFORE = _Lazy(r"(?i:\b(?:the|my|your|our|their|his|her|its|this|that)[ \t]+(?:[\w-]+[ \t]+){0,2})\Z")
 # A login before a Russian password's name, which makes what follows the password ("логин bob, пароль синий кит").
-_LOGIN_BEFORE = _Lazy(r"(?i:(?<!\w)(?:логин|login|user|пользователь)[ \t:]+[^\s,;]+[ \t]*[,;][ \t]*)\Z")
+_LOGIN_BEFORE = _Lazy(
+    r"(?i:(?<!\w)(?:логин|login|user(?:name)?|пользователь|юзер)[ \t]*[:=]?[ \t]+"
+    r"(?=[^\s,;/|]*[A-Za-z0-9@])[^\s,;/|]+[ \t]*(?:[,;/|][ \t]*)?)\Z"
+)
 # A PIN: digits alone.
 _PIN = _Lazy(r"[0-9]{4,8}")
 # A stated value that names a secret rather than being it: a constant's or a variable's name
@@ -1208,7 +1211,10 @@ def _mask_labelled(match: re.Match[str]) -> str:
     sep = re.search(r"[ \t]*(?::=|[=:])[ \t]*\Z", label)
     # "пароль: один два три" is one value, as YAML's is (_MORE_WORDS); a quoted one ends at its quote.
     more = "" if not opening and sep and _runs_to_line_end(sep.group()) else match.group("more")
-    return f"{label}{opening}{MASK}{closing}{more}"
+    # One word's full stop or question mark ends its sentence, as English's stated value keeps it (_after_value):
+    # "Пароль от роутера: Qwerty. Логин: admin" lost its "." with the value.
+    tail = bare[len(bare.rstrip(".?")) :] if not opening and not match.group("more") and bare.rstrip(".?") else ""
+    return f"{label}{opening}{MASK}{closing}{tail}{more}"
 
 
 def _holds_no_secret(opening: str, bare: str) -> bool:
@@ -1571,6 +1577,14 @@ def _mask_stated(match: re.Match[str]) -> str:
             named = _name_words(lead.strip(" \t:'’s*"))
             # one word with a letter, a digit and a sign names no field ("password `Depl0y!2024`")
             signed = len(value) == 1 and _SIGNED_WORD.fullmatch(value[0]) and not _holds_no_secret("", value[0])
+            # «пароль «Qwerty»»: one word after a Russian name that no Russian prose writes (a capital, Latin letters)
+            signed = signed or (
+                lead[:1] in "Пп"
+                and len(value) == 1
+                and value[0].isalpha()
+                and (value[0].isascii() or not value[0].islower())
+                and value[0].lower() not in _VERDICTS
+            )
             if not signed and (not _is_passphrase(value) or any(_names_a_secret(w.lower(), named) for w in value)):
                 return match.group(0)
             if (aside := match.group("aside")) is not None and (
@@ -1585,6 +1599,18 @@ def _mask_stated(match: re.Match[str]) -> str:
             and (count := _stated_passphrase(match, least=1))
         ):
             return f"{lead}{MASK}{_after_words(match, count)}"  # "логин bob, пароль синий кит": a login's password
+        letters = word.rstrip(".,:;!?")
+        if (
+            lead[:1] in "Pp"
+            and not letters.islower()
+            and _LOGIN_BEFORE.search(match.string, max(0, start - 60), start)
+            and _STATED_END.match(match.string, match.end("bare")) is not None
+            and _is_passphrase([letters], least=1)
+            and letters.lower() not in _VERDICTS
+        ):
+            # "username admin password Qwerty": a login's password, one word to its clause's end; in lower case
+            # it may be prose still ("login page password field")
+            return f"{lead}{MASK}{_after_value(word, letters)}{match.group('words')}"
         if "phrase" in lead.lower() and (count := _stated_passphrase(match)):
             return f"{lead}{MASK}{_after_words(match, count)}"  # "the passphrase correct horse battery staple"
         after = match.string[match.end("bare") : match.end("bare") + 1]
