@@ -347,6 +347,7 @@ def test_words_that_are_no_date_without_a_year(query):
         "page 4 jan notes",
         "step 2 sep",
         "item #3 dec",
+        "version 3-10 may",
         "уровень 3 дек",
         "глава 5 мая",
         "топ 10 марта",
@@ -372,3 +373,46 @@ def test_a_number_a_word_counts_before_a_month_is_no_day(query):
 )
 def test_a_number_before_a_month_after_other_words_is_a_day(query, period):
     assert query_period(query, dt.date(2026, 1, 5)) == _period(*period)
+
+
+@pytest.mark.parametrize(
+    ("query", "period"),
+    [
+        # A range of days was its last day or its first ("с 3 по 10 марта": the 10th; "March 3-10": the 3rd).
+        ("с 3 по 10 марта", ("2025-03-03", "2025-03-11")),
+        ("3-10 марта", ("2025-03-03", "2025-03-11")),
+        ("March 3-10", ("2025-03-03", "2025-03-11")),
+        ("from 3 to 10 March", ("2025-03-03", "2025-03-11")),
+        ("between march 3 and march 10", ("2025-03-03", "2025-03-11")),
+        ("March 3–10, 2024", ("2024-03-03", "2024-03-11")),
+        ("с 3 по 10 марта 2024", ("2024-03-03", "2024-03-11")),
+        # "since" and "after" a day: from it to today.
+        ("since March 3", ("2025-03-03", "2026-01-06")),
+        ("после 3 марта", ("2025-03-04", "2026-01-06")),
+        ("after 20 December", ("2025-12-21", "2026-01-06")),
+        ("since 3 March 2024", ("2024-03-03", "2026-01-06")),
+    ],
+)
+def test_ranges_and_days_since(query, period):
+    assert query_period(query, dt.date(2026, 1, 5)) == _period(*period)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        # Before a day: the notes before it, not those of the day ("до 3 марта" was the 3rd of March).
+        "до 3 марта",
+        "before March 3",
+        "until 10 march",
+        "перед 8 марта",
+        # A decimal's fraction, a verb "may" after its subject: no day.
+        "1.5 dec",
+        "0,3 дек",
+        "I may 3 times",
+        "it may 2x the speed",
+        # A number after a month with a day before it is a year's, of two digits: "12 марта 24" was the 24th of March.
+        "12 марта 24",
+    ],
+)
+def test_phrases_that_name_no_one_period(query):
+    assert query_period(query, dt.date(2026, 1, 5)) is None

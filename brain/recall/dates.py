@@ -151,6 +151,28 @@ _COUNTED_BEFORE = re.compile(
     r"|question|grade|уровень|уровня|уровне|топ|глава|главе|главы|страница|странице|стр|шаг|часть|раунд|этаж|том"
     r"|выпуск|номер|пункт|урок|класс|сезон|серия|эпизод)\.?|[#№])\s*\Z"
 )
+# A range of days of a month: "3-10 марта", «с 3 по 10 марта», "from 3 to 10 March", "March 3-10", "between
+# March 3 and March 10", "March 3 to April 5", a year maybe after it. "and", «и», «до» join a range's two days
+# only after "between", «с» ("3 и 10 марта" are two days).
+_RANGE_SEPARATOR = r"\s*(?P<sep>-|–|—|по|to|until|till|through|and|и|до)\s*"
+_DAY_RANGE = re.compile(
+    rf"{_W}(?P<from>(?:с|from|between|между)\s+)?(?:the\s+)?(?P<d1>[0-9]{{1,2}}){_ORDINAL}{_RANGE_SEPARATOR}"
+    rf"(?:the\s+)?(?P<d2>[0-9]{{1,2}}){_ORDINAL}\s+(?:of\s+)?(?P<m1>\w+){_E}\.?(?:,?\s+{_YEAR}{_E})?"
+)
+_MONTH_RANGE = re.compile(
+    rf"{_W}(?P<from>(?:from|between)\s+)?(?P<m1>\w+)\.?\s+(?:the\s+)?(?P<d1>[0-9]{{1,2}}){_ORDINAL}{_RANGE_SEPARATOR}"
+    rf"(?:(?P<m2>\w+)\.?\s+)?(?:the\s+)?(?P<d2>[0-9]{{1,2}}){_ORDINAL}{_E}(?:,?\s+{_YEAR}{_E})?"
+)
+# What bounds a day's period on one side, before it: since it (the day and after), after it (the days after),
+# before it (the days before: no one period to read, not the day itself, which "до 3 марта" was).
+_BOUND_BEFORE = re.compile(
+    r"(?:(?P<since>since|начиная\s+с|с\s+начала)|(?P<after>after|после)|(?P<until>before|until|till|до|перед|прежде))"
+    r"\s+(?:the\s+)?\Z"
+)
+# A day's number before a month's name: a number after the month is then a year's ("12 марта 24").
+_DAY_BEFORE = re.compile(r"[0-9]\s+\Z")
+# A subject before "may": the verb ("I may 3 times", "it may 2x the speed"), no month.
+_SUBJECT_BEFORE = re.compile(r"(?<!\w)(?:i|you|we|they|he|she|it|this|that|which|who|one)\s+\Z")
 _RELATIVE = re.compile("|".join(f"{_W}(?P<r{i}>{pattern}){_E}" for i, (pattern, _) in enumerate(_RELATIVE_KINDS)))
 
 
@@ -158,6 +180,10 @@ _RELATIVE = re.compile("|".join(f"{_W}(?P<r{i}>{pattern}){_E}" for i, (pattern, 
 class Period:
     start: dt.date
     end: dt.date  # the first day after it
+
+
+# What a reader answers where a phrase names no one period ("before March 3"): read no further, name none.
+_NO_PERIOD = Period(dt.date.min, dt.date.min)
 
 
 def month_number(word: str) -> int | None:
@@ -174,14 +200,11 @@ def query_period(query: str, today: dt.date | None = None) -> Period | None:
     of a year, or one named from ``today`` (yesterday, last week, this month, …); None when it
     names none (or one past an end of the calendar). A date written out counts before a relative one."""
     text = lookalikes_as_cyrillic(query).casefold()  # "3 мaрта" with a Latin "a" is March
-    period = _written_period(text)
-    if period is not None:
-        return period
     today = today or dt.date.today()
     try:
-        period = _without_year(text, today)
+        period = _range(text, today) or _written_period(text, today) or _without_year(text, today)
         if period is not None:
-            return period
+            return None if period == _NO_PERIOD else period
         found = _RELATIVE.search(text)
         if found is None:
             return None
@@ -208,12 +231,16 @@ def _without_year(text: str, today: dt.date) -> Period | None:
             continue
         day = _last_day(month, int(day_text), today)
         if day is not None:
-            return _one_day(day)
+            return _bounded(text, day, match.start(), today)
     for match in _MONTH_DAY.finditer(text):
         month = month_number(match.group(1))
-        day = _last_day(month, int(match.group(2)), today) if month is not None else None
+        if month is None or _DAY_BEFORE.search(text, max(0, match.start() - 4), match.start()):
+            continue  # "12 марта 24": the number after the month is a year's, not a day's
+        if match.group(1) == "may" and _SUBJECT_BEFORE.search(text, max(0, match.start() - 8), match.start()):
+            continue
+        day = _last_day(month, int(match.group(2)), today)
         if day is not None:
-            return _one_day(day)
+            return _bounded(text, day, match.start(), today)
     for match in _MONTH_ALONE.finditer(text):
         lead, qualifier, word = match.group("lead", "q", "m")
         month = month_number(word) if lead or qualifier else None
@@ -254,14 +281,16 @@ def _relative(kind: str, today: dt.date) -> Period:
     return Period(first, _next_month(first.year, first.month))
 
 
-def _written_period(text: str) -> Period | None:
-    """A period written out in ``text`` (case-folded): a day, a month or a third of one, a season."""
+def _written_period(text: str, today: dt.date) -> Period | None:
+    """A period written out in ``text`` (case-folded): a day (or the days since or after it), a month or a
+    third of one, a season."""
     found = _ISO_DAY.search(text)
     if found:
-        return _one_day(_date(*map(int, found.groups())))
-    named = _named_day(text)
+        day = _date(*map(int, found.groups()))
+        return _bounded(text, day, found.start(), today) if day is not None else None
+    named = _named_day_at(text)
     if named is not None:
-        return _one_day(named)
+        return _bounded(text, *named, today)
     for match in _MONTH_YEAR.finditer(text):
         month = month_number(match.group(2))
         if month is not None:
@@ -298,19 +327,70 @@ def stated_date(name: str) -> dt.date | None:
 def _named_day(text: str) -> dt.date | None:
     """The first real day written with a month's name ("28th Jun, 2025", "June 28, 2025",
     "28 июня 2025") in ``text`` (case-folded)."""
+    named = _named_day_at(text)
+    return named[0] if named is not None else None
+
+
+def _named_day_at(text: str) -> tuple[dt.date, int] | None:
+    """``_named_day``'s day, and where its phrase starts."""
     for pattern, (day_at, month_at) in ((_DAY_MONTH_YEAR, (1, 2)), (_MONTH_DAY_YEAR, (2, 1))):
         for match in pattern.finditer(text):
             month = month_number(match.group(month_at))
             if month is not None and not (day_at == 1 and _counted(text, match.start(1))):
                 named = _date(int(match.group(3)), month, int(match.group(day_at)))
                 if named is not None:
-                    return named
+                    return named, match.start()
+    return None
+
+
+def _bounded(text: str, day: dt.date, at: int, today: dt.date) -> Period | None:
+    """The period of ``day``, named in ``text`` at ``at``: the day, or from it to ``today`` after "since"
+    (the day after it after "after"), or ``_NO_PERIOD`` after "before" (the days before it: no one period)."""
+    bound = _BOUND_BEFORE.search(text, max(0, at - 16), at)
+    if bound is None:
+        return _one_day(day)
+    if bound.group("until"):
+        return _NO_PERIOD
+    start = day + dt.timedelta(days=1) if bound.group("after") else day
+    end = today + dt.timedelta(days=1)
+    return Period(start, end) if start < end else _NO_PERIOD
+
+
+def _range(text: str, today: dt.date) -> Period | None:
+    """A range of days named in ``text`` (``_DAY_RANGE``, ``_MONTH_RANGE``): its first day to the day after its
+    last, in the year written, else the most recent one that has begun by ``today``."""
+    for pattern in (_DAY_RANGE, _MONTH_RANGE):
+        for match in pattern.finditer(text):
+            if match.group("sep") in ("and", "и", "до") and not match.group("from"):
+                continue  # "3 и 10 марта": two days
+            first = month_number(match.group("m1"))
+            second = month_number(match.group("m2")) if pattern is _MONTH_RANGE and match.group("m2") else first
+            if first is None or second is None or _counted(text, match.start("d1")):
+                continue
+            d1, d2, year = int(match.group("d1")), int(match.group("d2")), match.group(len(match.groups()))
+            if year is not None:
+                start = _date(int(year), first, d1)
+            else:
+                start = _last_day(first, d1, today)
+            if start is None:
+                continue
+            last = _date(start.year + (second < first), second, d2)
+            if last is None or last < start:
+                continue
+            return Period(start, last + dt.timedelta(days=1))
     return None
 
 
 def _counted(text: str, at: int) -> bool:
     """Whether the number at ``at`` follows a word that counts or ranks it (``_COUNTED_BEFORE``), its
-    last 24 characters read."""
+    last 24 characters read, or a decimal point ("1.5 dec", "0,3 дек": a fraction's digits)."""
+    if at >= 2 and text[at - 1] in ".," and text[at - 2].isdigit():
+        return True
+    if at >= 2 and text[at - 1] in "-–—" and text[at - 2].isdigit():
+        first = at - 2  # a range's second number ("version 3-10 may"): counted as its first is
+        while first > 0 and text[first - 1].isdigit():
+            first -= 1
+        return _counted(text, first)
     return _COUNTED_BEFORE.search(text, max(0, at - 24), at) is not None
 
 
