@@ -1602,6 +1602,7 @@ def _mask_stated(match: re.Match[str]) -> str:
         letters = word.rstrip(".,:;!?")
         if (
             lead[:1] in "Pp"
+            and letters.isalpha()  # a word with a digit or a sign is judged below, as anywhere ("***" masked already)
             and not letters.islower()
             and _LOGIN_BEFORE.search(match.string, max(0, start - 60), start)
             and _STATED_END.match(match.string, match.end("bare")) is not None
