@@ -630,7 +630,7 @@ def test_nesting_too_deep_for_the_json_parser_is_a_bad_request_on_the_socket_and
         reply = json.loads(raw_exchange(daemon.socket_path, deep + b"\n"))
         assert reply["error"]["code"] == "bad_request" and "nested" in reply["error"]["message"]
         status, reply = _post(daemon, deep)
-        assert status == 200 and reply["error"]["code"] == "bad_request"
+        assert status == 400 and reply["error"]["code"] == "bad_request"
         assert request(daemon, "ping")["ok"] is True
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
 

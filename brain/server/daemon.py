@@ -46,6 +46,7 @@ import contextlib
 import errno
 import fcntl
 import hmac
+import io
 import ipaddress
 import logging
 import os
@@ -970,9 +971,73 @@ class _HttpServer(_PatientAccept, ThreadingHTTPServer):
         super().__init__(address, _HttpHandler)
 
 
+# The HTTP status of an error reply, by its code (protocol.py): every one was a 200, so a client
+# that reads the status (curl -f, fetch's response.ok) took a bad_request for an answer.
+HTTP_STATUS = {
+    "bad_request": 400,
+    "refused": 403,
+    "not_found": 404,
+    "index_mismatch": 409,
+    "wrong_vault": 421,  # Misdirected Request: another vault's server answers it
+    "brain_error": 422,
+    "internal": 500,
+    "starting": 503,
+    "busy": 503,
+}
+POST_ONLY = "POST /v1 with a JSON request"
+# What the standard library refuses before brain reads the request, said in brain's words: it
+# wrote an HTML page, and to a line naming no HTTP version no status line at all.
+_REFUSED_HEAD = {
+    400: "a request line is POST /v1 HTTP/1.1",
+    414: "a request line over 65,536 bytes",
+    431: "a header line over 65,536 bytes, or over 100 header lines",
+    505: "HTTP/1.0 or HTTP/1.1",
+}
+
+
+class _DeadlineReads(io.RawIOBase):
+    """A connection's reads, all of them within ``seconds`` from the first: each read had its
+    own timeout, so a client trickling its headers a byte every 9 s held its place for as long as
+    it liked while no other client came (where the socket gives a request 10 s in all)."""
+
+    def __init__(self, sock: socket.socket, seconds: float):
+        self.sock, self.seconds = sock, seconds
+        self.deadline = time.monotonic() + seconds
+        self.timed_out = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            self.timed_out = True
+            raise TimeoutError("the client sent no whole request within the timeout")
+        self.sock.settimeout(left)
+        try:
+            return self.sock.recv_into(buffer)
+        except TimeoutError:
+            self.timed_out = True
+            raise
+        finally:
+            self.sock.settimeout(self.seconds)  # the answer's writes have their own
+
+
 class _HttpHandler(BaseHTTPRequestHandler):
     server_version = "brain"
-    timeout = CLIENT_TIMEOUT  # each read and write; _Connections closes one slower in all
+    # a refusal of a line that names no HTTP version gets a status line too (HTTP/0.9 had none)
+    default_request_version = "HTTP/1.0"
+    timeout = CLIENT_TIMEOUT  # the request in all (``_DeadlineReads``), and each write
+
+    def setup(self) -> None:
+        super().setup()
+        plain = self.rfile
+        self._reads = _DeadlineReads(self.connection, self.timeout)
+        self.rfile = io.BufferedReader(self._reads)
+        plain.close()
+        self.requestline = self.command = ""  # a refusal before the request line was read names none
+        self.request_version = self.default_request_version
+        self._replied = False
 
     def handle(self) -> None:
         connections: _Connections = self.server.daemon_ref.connections  # type: ignore[attr-defined]
@@ -990,11 +1055,35 @@ class _HttpHandler(BaseHTTPRequestHandler):
                 # socketserver, whose traceback went to stderr (a terminal, or nowhere when detached)
                 _SAID.say(logging.INFO, "an HTTP client left mid-request (%s)", type(exc).__name__)
                 return
-            # a refusal before the body (401, 403, 404, 405, 411, 415; the standard library's 400,
-            # 414, 431 and 501) leaves it unread: read on, the client reads its status, not a reset
+            if self._reads.timed_out and not self._replied:
+                # half a request line or its headers: the standard library closed it without a word
+                _SAID.say(logging.INFO, "an HTTP client sent no whole request within %.0f s", self.timeout)
+                self._reply(
+                    408, protocol.error("bad_request", f"no whole request line and headers within {self.timeout:g} s")
+                )
+            # a refusal before the body (400, 401, 403, 404, 405, 408, 411, 414, 415, 431, 505)
+            # leaves it unread: read on, the client reads its status, not a reset
             _linger(self.connection)
         finally:
             connections.leave(self.connection)
+
+    def parse_request(self) -> bool:
+        line: bytes = self.raw_requestline  # type: ignore[attr-defined]  # set by handle_one_request
+        if len(line.split()) < 3:
+            # no HTTP version (HTTP/0.9's "GET /v1"), or no line at all: refused at once; the
+            # standard library read headers after such a line, and waited 10 s on its client for
+            # them, then closed without a word
+            self.requestline = line.decode("latin-1").rstrip("\r\n")
+            self.send_error(400)
+            return False
+        return super().parse_request()
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The standard library's refusals, as brain's: one JSON line (it wrote an HTML page). A
+        method it has no ``do_`` for (every one but POST and GET) is a 405, as GET is (a 501)."""
+        if code == 501:
+            return self._reply(405, protocol.error("bad_request", POST_ONLY))
+        return self._reply(code, protocol.error("bad_request", _REFUSED_HEAD.get(code) or message or "bad request"))
 
     def do_POST(self) -> None:
         try:
@@ -1022,11 +1111,20 @@ class _HttpHandler(BaseHTTPRequestHandler):
             return self._reply(401, protocol.error("bad_request", "missing or wrong token (serve.json holds it)"))
         if not self.headers.get("Content-Type", "").startswith("application/json"):
             return self._reply(415, protocol.error("bad_request", "Content-Type: application/json"))
-        try:
-            length = int(self.headers.get("Content-Length", ""))
-        except ValueError:
+        if "Transfer-Encoding" in self.headers:
+            # a chunked body (with a Content-Length too: its chunks' sizes were read as the JSON)
+            return self._reply(411, protocol.error("bad_request", "a body with its Content-Length, not chunked"))
+        lengths = {value.strip() for value in self.headers.get_all("Content-Length", [])}
+        if not lengths:
             return self._reply(411, protocol.error("bad_request", "Content-Length required"))
-        if not 0 <= length <= protocol.MAX_REQUEST_BYTES:
+        given = lengths.pop()
+        if lengths or not (given.isascii() and given.isdigit()):
+            # int() read "+5", "5_0" and other scripts' digits; -5 was refused as over 1 MiB
+            return self._reply(
+                400, protocol.error("bad_request", "Content-Length: one whole number of bytes, in ASCII digits")
+            )
+        length = int(given)
+        if length > protocol.MAX_REQUEST_BYTES:
             # unread, its bytes reset the client still sending them; one that waits to be told to
             # send it (curl's way with a body over 1 MiB) is told no at once, and sends none
             if self.headers.get("Expect", "").strip().lower() != "100-continue":
@@ -1074,9 +1172,10 @@ class _HttpHandler(BaseHTTPRequestHandler):
             )
         with caller(peer, lambda: _hung_up(self.connection)):
             reply = daemon.answer(body)
+        status = 200 if reply.get("ok") else HTTP_STATUS.get(reply.get("error", {}).get("code"), 500)
         if daemon.connections.answered(self.connection):
             try:
-                self._reply(200, reply, daemon.connections)
+                self._reply(status, reply, daemon.connections)
             finally:
                 daemon.connections.wrote(self.connection)
 
@@ -1092,11 +1191,12 @@ class _HttpHandler(BaseHTTPRequestHandler):
                 left -= len(chunk)
 
     def do_GET(self) -> None:
-        self._reply(405, protocol.error("bad_request", "POST /v1 with a JSON request"))
+        self._reply(405, protocol.error("bad_request", POST_ONLY))
 
     def _reply(self, status: int, body: dict[str, Any], connections: _Connections | None = None) -> None:
         """Write ``status`` and ``body``; an answer (``connections`` given) through
         ``_WatchedWrites``, as on the socket."""
+        self._replied = True
         data = protocol.encode(body)
         plain = self.wfile
         if connections is not None:
@@ -1105,8 +1205,11 @@ class _HttpHandler(BaseHTTPRequestHandler):
             self.send_response(status)
             self.send_header("Content-Type", "application/json; charset=utf-8")
             self.send_header("Content-Length", str(len(data)))
+            if status == 405:
+                self.send_header("Allow", "POST")
             self.end_headers()
-            self.wfile.write(data)
+            if self.command != "HEAD":  # a HEAD's answer has the head alone
+                self.wfile.write(data)
         except OSError as exc:
             _SAID.say(logging.INFO, "an HTTP client left before its answer (%s)", type(exc).__name__)
         finally:

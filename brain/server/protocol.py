@@ -2,7 +2,8 @@
 
 One request per connection: the client sends one JSON object on one line (UTF-8, ``\\n``
 ended, at most ``MAX_REQUEST_BYTES``), the server answers with one JSON object on one line
-and closes. Over HTTP (``--http``) the same objects are the body of ``POST /v1`` and its reply.
+and closes. Over HTTP (``--http``) the same objects are the body of ``POST /v1`` and its reply,
+an error's HTTP status its code's (``daemon.HTTP_STATUS``: ``bad_request`` a 400).
 
 Request: ``{"v": 1, "op": OP, "vault": "/absolute/vault/path", ...}``; every request names
 the vault, and a server answers only for its own. ``wait`` is how many seconds the server may

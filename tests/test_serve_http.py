@@ -1,0 +1,265 @@
+"""`brain serve --http` before a hostile client: every error a client can cause gets its status
+and one JSON line, at once (or, for a request that never ends, within the timeout), and the
+server answers the next client. ``test_serve_hostile.py`` has the floods and slow bodies."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import threading
+import time
+
+import pytest
+from serve_helpers import request, served
+from test_serve import _index
+
+from brain.server import daemon as daemon_module
+from brain.server import protocol, runtime
+
+# A hang's guard, not a figure: the server under test waits far longer (``slow_server``) for
+# what a client has not sent, so an answer is "at once" when it comes before this.
+CLIENT_WAIT = 30.0
+
+
+@pytest.fixture
+def slow_server(monkeypatch):
+    """A server that gives a client 600 s to send its request: one that answers before the
+    client's own CLIENT_WAIT did not wait on the client for what it never sent."""
+    monkeypatch.setattr(daemon_module._HttpHandler, "timeout", 600.0)
+    monkeypatch.setattr(daemon_module, "CLIENT_TIMEOUT", 600.0)
+
+
+def _port(daemon) -> int:
+    url = daemon.http_url()
+    assert url is not None
+    return int(url.split(":")[2].split("/")[0])
+
+
+def _head(daemon, body: bytes, *, method: str = "POST", extra: str = "", length: str | None = None) -> bytes:
+    token = runtime.read_record(daemon.root)["token"]
+    length = str(len(body)) if length is None else length
+    return (
+        f"{method} /v1 HTTP/1.1\r\nHost: 127.0.0.1:{_port(daemon)}\r\nAuthorization: Bearer {token}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {length}\r\n{extra}\r\n"
+    ).encode() + body
+
+
+def _exchange(daemon, data: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Send ``data`` and keep the connection open (as a client waiting for its answer does);
+    the status, headers and body the server answers with."""
+    with socket.create_connection(("127.0.0.1", _port(daemon)), timeout=CLIENT_WAIT) as sock:
+        sock.sendall(data)
+        answer = sock.makefile("rb").read()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    assert lines[0].startswith("HTTP/1."), answer  # a status line, always
+    headers = dict(line.split(": ", 1) for line in lines[1:])
+    return int(lines[0].split()[1]), headers, body
+
+
+def _one_error_line(body: bytes) -> dict[str, str]:
+    assert body.endswith(b"\n") and body.count(b"\n") == 1, body
+    reply = json.loads(body)
+    assert reply["ok"] is False and set(reply["error"]) == {"code", "message"}, reply
+    return reply["error"]
+
+
+def _ask(root: str, **fields) -> bytes:
+    return json.dumps(
+        {"v": 1, "op": "ask", "vault": root, "query": "agent memory", "modes": ["vector"], **fields}
+    ).encode()
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["not json", "not utf-8", "a list", "huge k", "negative k", "k a string", "unknown setting", "bad as_of", "9999"],
+)
+def test_a_bad_request_over_http_is_a_400_not_a_200(toy_vault, name):
+    """A bad_request was answered 200 OK: a client that reads the status (curl -f, fetch's
+    response.ok) took it for an answer."""
+    _index(toy_vault)
+    with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
+        root = str(daemon.root)
+        body = {
+            "not json": b'{"v": 1, "op": "ping", "vault": ',
+            "not utf-8": b'{"v": 1, "op": "ping", "vault": "/\xff"}',
+            "a list": b"[1, 2]",
+            "huge k": _ask(root, settings={"k": 10**30}),
+            "negative k": _ask(root, settings={"k": -1}),
+            "k a string": _ask(root, settings={"k": "5"}),
+            "unknown setting": _ask(root, settings={"kk": 5}),
+            "bad as_of": _ask(root, as_of="0000-01-01"),
+            "9999": _ask(root, as_of="9999-12-31"),
+        }[name]
+        status, headers, answer = _exchange(daemon, _head(daemon, body))
+        assert status == 400 and headers["Content-Type"].startswith("application/json"), answer
+        assert _one_error_line(answer)["code"] == "bad_request"
+        assert request(daemon, "ping")["ok"] is True
+        assert daemon.service.errors == 0
+
+
+def test_each_error_code_over_http_has_its_status(toy_vault):
+    _index(toy_vault)
+    with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
+        root = str(daemon.root)
+        for body, status, code in [
+            (json.dumps({"v": 1, "op": "ping", "vault": "/elsewhere"}).encode(), 421, "wrong_vault"),
+            (json.dumps({"v": 1, "op": "note", "vault": root, "note": "No Such Note"}).encode(), 404, "not_found"),
+            (json.dumps({"v": 1, "op": "note", "vault": root, "note": "../../etc/passwd"}).encode(), 403, "refused"),
+            (json.dumps({"v": 1, "op": "ping", "vault": root}).encode(), 200, None),
+        ]:
+            got, _, answer = _exchange(daemon, _head(daemon, body))
+            assert got == status, answer
+            if code is not None:
+                assert _one_error_line(answer)["code"] == code
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["garbage", "no version", "GET with no version", "blank line", "HTTP/2", "a version of letters"],
+)
+def test_a_malformed_request_line_is_a_json_400_at_once(toy_vault, slow_server, name):
+    """The standard library answered an HTML page, and a line naming no HTTP version (HTTP/0.9's
+    "GET /v1") no status line at all; it read headers after such a line, and waited on its
+    client for them (10 s) before closing without a word."""
+    _index(toy_vault)
+    with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
+        line = {
+            "garbage": b"\x00\xff GARBAGE \x1b[2J\r\n",
+            "no version": b"POST /v1\r\n",
+            "GET with no version": b"GET /v1\r\n",
+            "blank line": b"\r\n",
+            "HTTP/2": b"POST /v1 HTTP/2.0\r\n",
+            "a version of letters": b"POST /v1 HTTP/x.y\r\n",
+        }[name]
+        status, headers, answer = _exchange(daemon, line)
+        assert status in (400, 505) and headers["Content-Type"].startswith("application/json"), answer
+        assert _one_error_line(answer)["code"] == "bad_request"
+        assert request(daemon, "ping")["ok"] is True
+
+
+@pytest.mark.parametrize("method", ["PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "BREW", "HEAD", "GET"])
+def test_a_method_other_than_post_is_a_json_405_naming_post(toy_vault, method):
+    """Every method but POST and GET was a 501 with an HTML page."""
+    _index(toy_vault)
+    with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
+        ping = protocol.encode(protocol.request("ping", str(daemon.root)))
+        status, headers, answer = _exchange(daemon, _head(daemon, ping, method=method))
+        assert status == 405 and headers["Allow"] == "POST", answer
+        assert headers["Content-Type"].startswith("application/json")
+        if method == "HEAD":  # its answer is the head alone
+            assert answer == b"" and int(headers["Content-Length"]) > 0
+        else:
+            assert _one_error_line(answer)["message"] == "POST /v1 with a JSON request"
+
+
+@pytest.mark.parametrize("how", ["a header line of 70,000 bytes", "150 header lines", "a request line of 70,000 bytes"])
+def test_headers_too_large_are_a_json_refusal(toy_vault, how):
+    _index(toy_vault)
+    with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
+        ping = protocol.encode(protocol.request("ping", str(daemon.root)))
+        data = {
+            "a header line of 70,000 bytes": _head(daemon, ping, extra=f"X-Long: {'a' * 70_000}\r\n"),
+            "150 header lines": _head(daemon, ping, extra="".join(f"X-{n}: {n}\r\n" for n in range(150))),
+            "a request line of 70,000 bytes": b"POST /v1" + b"a" * 70_000 + b" HTTP/1.1\r\n\r\n",
+        }[how]
+        status, _, answer = _exchange(daemon, data)
+        assert status in (414, 431), answer
+        assert _one_error_line(answer)["code"] == "bad_request"
+        assert request(daemon, "ping")["ok"] is True
+
+
+@pytest.mark.parametrize("length", ["-5", "+5", "5_0", "5, 5", "0x10", "", "1e3"])
+def test_a_content_length_that_is_not_one_number_is_refused(toy_vault, length):
+    """int() read "+5", "5_0" and other scripts' digits as a length; -5 was refused as "over
+    1048576 bytes"."""
+    _index(toy_vault)
+    with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
+        ping = protocol.encode(protocol.request("ping", str(daemon.root)))
+        status, _, answer = _exchange(daemon, _head(daemon, ping, length=length))
+        assert status in (400, 411), answer
+        error = _one_error_line(answer)
+        assert "over" not in error["message"], error
+        assert request(daemon, "ping")["ok"] is True
+
+
+def test_two_content_lengths_that_differ_are_refused(toy_vault):
+    _index(toy_vault)
+    with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
+        ping = protocol.encode(protocol.request("ping", str(daemon.root)))
+        status, _, answer = _exchange(daemon, _head(daemon, ping, extra="Content-Length: 3\r\n"))
+        assert status == 400, answer
+
+
+@pytest.mark.parametrize("with_length", [False, True])
+def test_a_chunked_body_is_refused_not_read_as_the_request(toy_vault, slow_server, with_length):
+    """With a Content-Length too, the chunks' sizes were read as the JSON (a 200 "bad_request")."""
+    _index(toy_vault)
+    with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
+        ping = protocol.encode(protocol.request("ping", str(daemon.root)))
+        chunked = f"{len(ping):x}\r\n".encode() + ping + b"\r\n0\r\n\r\n"
+        extra = "Transfer-Encoding: chunked\r\n"
+        data = _head(daemon, chunked, extra=extra)
+        if not with_length:
+            data = data.replace(f"Content-Length: {len(chunked)}\r\n".encode(), b"")
+        status, _, answer = _exchange(daemon, data)
+        assert status == 411, answer
+        assert _one_error_line(answer)["message"] == "a body with its Content-Length, not chunked"
+        assert request(daemon, "ping")["ok"] is True
+
+
+@pytest.mark.parametrize("sent", ["half a request line", "half the headers"])
+def test_half_a_request_head_is_told_408_not_closed_without_a_word(toy_vault, monkeypatch, sent):
+    monkeypatch.setattr(daemon_module._HttpHandler, "timeout", 1.0)
+    _index(toy_vault)
+    with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
+        data = {"half a request line": b"POST /v1 HT", "half the headers": _head(daemon, b"")[:40]}[sent]
+        status, _, answer = _exchange(daemon, data)
+        assert status == 408, answer
+        assert _one_error_line(answer)["message"] == "no whole request line and headers within 1 s"
+        assert request(daemon, "ping")["ok"] is True
+
+
+def test_headers_trickled_a_byte_at_a_time_have_the_timeout_in_all_not_a_read(toy_vault, monkeypatch):
+    """Each read had its own timeout: a client sending a byte of its headers within each held its
+    connection for as long as it liked, while no other client came to close it."""
+    monkeypatch.setattr(daemon_module._HttpHandler, "timeout", 1.0)
+    _index(toy_vault)
+    with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
+        head = _head(daemon, b"", extra=f"X-Slow: {'a' * 400}\r\n")
+        answer = bytearray()
+        sent = 0
+        with socket.create_connection(("127.0.0.1", _port(daemon)), timeout=CLIENT_WAIT) as sock:
+
+            def read() -> None:
+                with contextlib.suppress(OSError):
+                    while chunk := sock.recv(1 << 16):
+                        answer.extend(chunk)
+
+            reader = threading.Thread(target=read)
+            reader.start()
+            try:
+                for byte in head:  # a byte every 0.1 s: 0.9 s under each read's timeout of 1 s
+                    if answer:
+                        break
+                    try:
+                        sock.send(bytes([byte]))
+                    except OSError:  # closed by the server once it answered
+                        break
+                    sent += 1
+                    time.sleep(0.1)
+            finally:
+                reader.join(CLIENT_WAIT)
+        assert answer.split()[1] == b"408", bytes(answer)
+        assert sent < len(head), "the server waited for the whole trickle"
+        assert request(daemon, "ping")["ok"] is True
+
+
+def test_pipelined_requests_get_the_first_answered_and_the_server_lives_on(toy_vault):
+    _index(toy_vault)
+    with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
+        ping = protocol.encode(protocol.request("ping", str(daemon.root)))
+        status, _, answer = _exchange(daemon, _head(daemon, ping) * 3 + b"GARBAGE\r\n\r\n")
+        assert status == 200 and answer.count(b"HTTP/1.") == 0 and json.loads(answer)["ok"] is True
+        assert request(daemon, "ping")["ok"] is True
