@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import socket
 import threading
 import time
@@ -263,3 +264,79 @@ def test_pipelined_requests_get_the_first_answered_and_the_server_lives_on(toy_v
         status, _, answer = _exchange(daemon, _head(daemon, ping) * 3 + b"GARBAGE\r\n\r\n")
         assert status == 200 and answer.count(b"HTTP/1.") == 0 and json.loads(answer)["ok"] is True
         assert request(daemon, "ping")["ok"] is True
+
+
+@pytest.fixture
+def zone():
+    """Set the local time zone (a POSIX TZ string, or a name) for one test; put back after it."""
+    saved = os.environ.get("TZ")
+
+    def set_zone(name: str) -> None:
+        os.environ["TZ"] = name
+        time.tzset()
+
+    yield set_zone
+    if saved is None:
+        os.environ.pop("TZ", None)
+    else:
+        os.environ["TZ"] = saved
+    time.tzset()
+
+
+MOMENTS = [
+    "x",  # no moment
+    "0000-01-01",  # year 0
+    "10000-01-01",
+    "0001-01-01",  # local time's first day: the calendar's end the message names
+    "9999-12-31",  # the last: an end in zones ahead of UTC, still to come in the others
+    "2023-02-29",  # no such day
+    "2024-02-29",  # a leap day, before history began
+    "2026-03-08T02:30",  # an hour New York's clocks skip
+    "2026-01-01T10:00+24:00",  # no such zone
+    "9" * 90 + "d",  # a span back past year 1
+    "2030-01-01",  # still to come
+]
+
+
+@pytest.mark.parametrize("spec", ["UTC0", "America/New_York", "Pacific/Kiritimati"])
+def test_a_moment_every_entry_point_refuses_is_the_same_one_line_everywhere(toy_vault, zone, spec):
+    """`brain ask --as-of`, `brain note --as-of`, the socket, HTTP and brain mcp's search say the
+    same line of a moment they cannot take (over HTTP with its status), in every zone; none a
+    traceback."""
+    from click.testing import CliRunner
+    from serve_helpers import mcp_call
+
+    from brain.cli import cli
+
+    zone(spec)
+    _index(toy_vault)
+    said: dict[str, list[str]] = {}
+    with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
+        root = str(daemon.root)
+        for moment in MOMENTS:
+            lines = said.setdefault(moment, [])
+            for args in (["ask", "agent memory"], ["note", "Home"]):
+                out = CliRunner().invoke(cli, [*args, "--vault", root, "--as-of", moment])
+                assert out.exit_code == 1 and isinstance(out.exception, SystemExit), out.output
+                assert out.output.startswith("Error: ") and out.output.count("\n") == 1, out.output
+                lines.append(out.output.removeprefix("Error: ").strip())
+            for body in (
+                _ask(root, as_of=moment),
+                json.dumps(protocol.request("note", root, note="Home", as_of=moment)).encode(),
+            ):
+                status, _, answer = _exchange(daemon, _head(daemon, body))
+                error = _one_error_line(answer)
+                assert status == daemon_module.HTTP_STATUS[error["code"]] and error["code"] in (
+                    "bad_request",
+                    "brain_error",
+                )
+                lines.append(error["message"])
+            reply = request(daemon, "ask", query="agent memory", modes=["vector"], as_of=moment)
+            lines.append(reply["error"]["message"])
+        assert daemon.service.errors == 0
+    for moment in MOMENTS:
+        called = mcp_call(toy_vault, "search", {"query": "agent memory", "as_of": moment})
+        assert called.is_error
+        said[moment].append(called.content[0].text)
+    for moment, lines in said.items():
+        assert len(set(lines)) == 1 and "\n" not in lines[0], (moment, lines)
