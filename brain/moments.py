@@ -36,9 +36,13 @@ FORMS = (
     "a span back (30m, 12h, 7d, 2w, 1y), today, yesterday or now (сегодня, вчера, сейчас)"
 )
 
-# The moments every command reads in any zone (``parse_moment``): a day inside years 1 and 9999,
-# where Python can turn local time into a timestamp and back (it looks a day either side).
-CALENDAR = "0001-01-02 to 9999-12-30, local time"
+# The moments every command reads (``parse_moment``): years 1 to 9999 in local time and in UTC.
+CALENDAR = "years 1 to 9999, in local time and in UTC"
+_EPOCH = dt.datetime(1970, 1, 1)
+# Python's own conversions between local time and a timestamp look at local time a day either side
+# (for a fold), and fail within a day of the calendar's ends: there, local time's offset is the one
+# two days inward (no zone moves its clocks on those days; year 1 is every zone's mean solar time).
+_INWARD = (dt.datetime(1, 1, 3), dt.datetime(9999, 12, 29, 23, 59, 59))
 
 
 def _refused(option: str, text: str) -> ConfigError:
@@ -103,7 +107,7 @@ def parse_moment(text: str, option: str = "--as-of", *, now: float | None = None
         elif isinstance(named, dt.date):
             moment = _end_of_day(named) if date_means == "end" else _start_of_day(named)
         elif isinstance(written, dt.datetime):
-            moment = written.timestamp()  # naive: local time
+            moment = written.timestamp() if written.tzinfo else local_timestamp(written)
         else:
             moment = _end_of_day(written)
     except (ValueError, OverflowError, OSError):  # a span of thousands of digits; a local time past year 1 or 9999
@@ -281,9 +285,9 @@ def _end_of_day(day: dt.date) -> float:
     """The last moment of ``day`` in local time. Far from 1970 a float cannot hold the day's
     last microsecond and rounds up to the next day's start (9999-12-31 to year 10000): then
     the moment just before it."""
-    end = dt.datetime.combine(day, dt.time.max).timestamp()
+    end = local_timestamp(dt.datetime.combine(day, dt.time.max))
     try:
-        past = dt.datetime.fromtimestamp(end).date() > day
+        past = local_datetime(end).date() > day
     except (ValueError, OverflowError, OSError):
         past = True
     return min(math.nextafter(end, -math.inf), end - 1e-6) if past else end
@@ -291,7 +295,30 @@ def _end_of_day(day: dt.date) -> float:
 
 def _start_of_day(day: dt.date) -> float:
     """The first moment of ``day`` in local time."""
-    return dt.datetime.combine(day, dt.time.min).timestamp()
+    return local_timestamp(dt.datetime.combine(day, dt.time.min))
+
+
+def local_timestamp(local: dt.datetime) -> float:
+    """A naive local date and time as Unix time, in every year from 1 to 9999 (Python's
+    ``timestamp`` fails on the first and last day of them)."""
+    try:
+        return local.timestamp()
+    except (ValueError, OverflowError, OSError):
+        inward = min(max(local, _INWARD[0]), _INWARD[1])
+        offset = inward.astimezone().utcoffset() or dt.timedelta(0)
+        return (local - _EPOCH - offset) / dt.timedelta(seconds=1)
+
+
+def local_datetime(moment: float) -> dt.datetime:
+    """Unix time as a naive local date and time, in every year from 1 to 9999 (Python's
+    ``fromtimestamp`` fails on the first and last day of them); a ValueError or an OverflowError
+    past them."""
+    try:
+        return dt.datetime.fromtimestamp(moment)
+    except (ValueError, OverflowError, OSError):
+        utc = _EPOCH + dt.timedelta(seconds=moment)
+        inward = min(max(utc, _INWARD[0]), _INWARD[1]).replace(tzinfo=dt.timezone.utc)
+        return utc + (inward.astimezone().utcoffset() or dt.timedelta(0))
 
 
 def _fits(moment: float) -> bool:
@@ -299,7 +326,7 @@ def _fits(moment: float) -> bool:
     ``local_time`` and a past view's today make of it)."""
     try:
         dt.datetime.fromtimestamp(moment, dt.timezone.utc)
-        dt.datetime.fromtimestamp(moment)
+        local_datetime(moment)
     except (ValueError, OverflowError, OSError):
         return False
     return True
@@ -346,7 +373,7 @@ def local_time(moment: float | None) -> str:
     """Unix time → ``2026-03-01 14:30`` in local time (for people)."""
     if moment is None:
         return ""
-    return dt.datetime.fromtimestamp(moment).isoformat(sep=" ", timespec="minutes")
+    return local_datetime(moment).isoformat(sep=" ", timespec="minutes")
 
 
 def local_iso(moment: float | None) -> str | None:
@@ -356,6 +383,12 @@ def local_iso(moment: float | None) -> str | None:
         return None
     try:
         return dt.datetime.fromtimestamp(moment).astimezone().isoformat(timespec="seconds")
+    except (ValueError, OverflowError, OSError):  # within a day of an end of the calendar, or past one
+        pass
+    try:
+        local = local_datetime(moment)
+        offset = local - (_EPOCH + dt.timedelta(seconds=moment))
+        return local.replace(tzinfo=dt.timezone(offset)).isoformat(timespec="seconds")
     except (ValueError, OverflowError, OSError):
         return None
 
@@ -363,7 +396,7 @@ def local_iso(moment: float | None) -> str | None:
 def said_moment(moment: float) -> str:
     """A moment a command acted on, for people, to the second: local time and UTC,
     ``2026-12-06 00:00:00 local (2026-12-05T21:00:00Z)``."""
-    return f"{dt.datetime.fromtimestamp(moment).isoformat(sep=' ', timespec='seconds')} local ({iso_time(moment)})"
+    return f"{local_datetime(moment).isoformat(sep=' ', timespec='seconds')} local ({iso_time(moment)})"
 
 
 def past_moment(text: str, option: str = "--as-of", *, now: float | None = None) -> float:

@@ -23,7 +23,7 @@ from brain.embed import register_embedder
 from brain.errors import ConfigError
 from brain.evaluation.queries import load_queries
 from brain.index.indexer import index_vault
-from brain.moments import iso_time, local_time, parse_moment, parse_world_date, past_moment
+from brain.moments import iso_time, local_iso, local_time, parse_moment, parse_world_date, past_moment, said_moment
 from brain.recall.dates import Period, query_period
 from brain.recall.opening import open_recaller
 from brain.telemetry import ABRow, log_ab, parse_since
@@ -76,7 +76,7 @@ PAST_THE_CALENDAR = [
     "1" * 5000 + "d",  # more digits than int() reads
     "0001-01-01T00:00+14:00",  # 0000-12-31 in UTC
     "9999-12-31T23:59:59-14:00",  # year 10000 in UTC
-    "0001-01-01",  # local times on the calendar's first day cannot be shown
+    "0001-01-01T00:00+00:01",  # a minute before year 1 in UTC
 ]
 
 
@@ -101,12 +101,13 @@ ZONES = ["UTC0", "EST5", "KIR-14", "Asia/Manila"]
 @pytest.mark.parametrize("spec", ZONES)
 def test_the_calendar_the_error_names_is_read_in_every_zone(zone, spec):
     """`--as-of 0001-01-01` was refused as "at or past an end of the calendar (years 1 to 9999)":
-    the rule and the words disagreed (local time's ends are a day inside: Python looks a day
-    either side). The words name the ends, and every moment within them is read, by every option."""
+    the rule and the words disagreed (local time's ends were a day inside: Python looks a day
+    either side). The words name the ends, and every moment within them is read, by every option
+    (the first and last day too: ``test_every_day_of_years_1_to_9999_is_read_where_utc_can_show_it``)."""
     zone(spec)
     with pytest.raises(ConfigError) as refused:
-        parse_moment("0001-01-01")
-    assert "end of the calendar (0001-01-02 to 9999-12-30, local time)" in str(refused.value)
+        parse_moment("0001-01-01T00:00+00:01")  # a minute before year 1 in UTC
+    assert "end of the calendar (years 1 to 9999, in local time and in UTC)" in str(refused.value)
     first, last = dt.datetime(1, 1, 2), dt.datetime(9999, 12, 30, 23, 59, 59)
     for text in ("0001-01-02", "0001-01-02T00:00", "9999-12-30", "9999-12-30T23:59:59"):
         for date_means in ("start", "end"):
@@ -114,6 +115,55 @@ def test_the_calendar_the_error_names_is_read_in_every_zone(zone, spec):
             assert first <= dt.datetime.fromtimestamp(moment) <= last.replace(microsecond=999999), (text, spec)
             assert local_time(moment) and iso_time(moment)  # shown, in local time and in UTC
     assert past_moment("0001-01-02") < time.time()  # --as-of, and brain serve's and brain mcp's as_of
+
+
+# Zones of a fixed offset, so that which moments UTC can show is known: its own, 5 h behind, 14 ahead.
+FIXED_ZONES = {"UTC0": 0, "EST5": -5, "KIR-14": 14}
+EDGES = [
+    "0001-01-01",
+    "0001-01-01T00:00",
+    "0001-01-01T23:59:59",
+    "9999-12-31",
+    "9999-12-31T00:00",
+    "9999-12-31T23:59:59",
+]
+
+
+@pytest.mark.parametrize("spec", FIXED_ZONES)
+@pytest.mark.parametrize("date_means", ["start", "end"])
+def test_every_day_of_years_1_to_9999_is_read_where_utc_can_show_it(zone, spec, date_means):
+    """Local time's first and last day of the calendar were refused in every zone ("0001-01-02 to
+    9999-12-30, local time"): Python's own conversions look at local time a day either side. A
+    moment is read now when UTC can show it too, and shown in local time as it was typed."""
+    zone(spec)
+    offset = dt.timedelta(hours=FIXED_ZONES[spec])
+    for text in EDGES:
+        local = dt.datetime.fromisoformat(text)
+        if len(text) == 10 and date_means == "end":
+            local = dt.datetime.combine(local.date(), dt.time.max)
+        try:
+            (local - offset).isoformat()  # what UTC makes of it, if it can
+            shown = True
+        except OverflowError:
+            shown = False
+        if not shown:
+            with pytest.raises(ConfigError, match="end of the calendar"):
+                parse_moment(text, "--before", date_means=date_means)
+            continue
+        moment = parse_moment(text, "--before", date_means=date_means)
+        assert local_time(moment) == local.isoformat(sep=" ", timespec="minutes"), (text, spec)
+        assert iso_time(moment) == (local - offset).isoformat(timespec="seconds") + "Z", (text, spec)
+        assert said_moment(moment).startswith(local.isoformat(sep=" ", timespec="seconds"))
+        assert local_iso(moment) is not None and local_iso(moment).startswith(local.isoformat(timespec="seconds"))
+
+
+@pytest.mark.parametrize("spec", ["EST5", "KIR-14"])
+def test_as_of_the_first_day_of_year_1_is_before_history_not_past_the_calendar(vault, zone, spec):
+    zone(spec)
+    for args in (["ask", "--no-update", "x"], ["note", "Daily"]):
+        out = CliRunner().invoke(cli, [*args, "--vault", str(vault), "--as-of", "0001-01-01"])
+        _one_line_error(out, "")
+        assert out.output.startswith("Error: as of 0001-01-01 23:59 nothing is known"), out.output
 
 
 def test_the_end_of_9999_in_a_zone_behind_utc_is_one_line(vault, zone):

@@ -287,7 +287,7 @@ MOMENTS = [
     "x",  # no moment
     "0000-01-01",  # year 0
     "10000-01-01",
-    "0001-01-01",  # local time's first day: the calendar's end the message names
+    "0001-01-01",  # local time's first day: before history began
     "9999-12-31",  # the last: an end in zones ahead of UTC, still to come in the others
     "2023-02-29",  # no such day
     "2024-02-29",  # a leap day, before history began

@@ -336,6 +336,6 @@ def before_history(store: IndexStore, as_of: float) -> None:
 
 
 def _to_the(timespec: str, moment: float) -> str:
-    import datetime as dt
+    from ..moments import local_datetime
 
-    return dt.datetime.fromtimestamp(moment).isoformat(sep=" ", timespec=timespec)
+    return local_datetime(moment).isoformat(sep=" ", timespec=timespec)

@@ -23,7 +23,6 @@ is raised. ``open_recaller`` (recall/opening.py) builds a Recaller for a vault.
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import marshal
 import math
@@ -37,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .. import config
 from ..errors import BrainError, ConfigError, EmptyQuery, IndexMismatchError, ModelLoadError, asks_nothing
 from ..index.health import index_errors, search_index_damaged
+from ..moments import local_datetime
 from ..text import for_search, plural, shell_word, valid_unicode
 from . import anchors as anchors_stage
 from . import bridge as bridge_stage
@@ -985,7 +985,8 @@ class Recaller:
         if name == "names":
             return names_stage.names_search(self.store, self.name_index(), state.query, state.vector, depth)
         if name == "dates":
-            today = dt.date.fromtimestamp(self.as_of) if self.as_of is not None else None  # a past view's today
+            # a past view's today (Python's own fromtimestamp fails on year 1's first day)
+            today = local_datetime(self.as_of).date() if self.as_of is not None else None
             period = dates_stage.query_period(state.query, today)
             if period is None:  # most queries: the index of days is not read
                 return []

@@ -24,7 +24,7 @@ from ..index.history import before_history
 from ..index.store import EdgeRow, IndexStore, VersionRow
 from ..index.version_text import SegmentCache
 from ..links import Heading, Link, Resolver, outline, pasted_link_target
-from ..moments import iso_recorded, iso_time, local_time
+from ..moments import iso_recorded, iso_time, local_datetime, local_time
 from ..notes import decode, split_frontmatter
 from ..reading import (
     DEFAULT_MAX_CHARS,
@@ -685,7 +685,7 @@ def told_apart(*moments: float) -> list[str]:
     (a note read as of the moment it was deleted, a version saved and replaced within a minute)."""
     said: list[str] = []
     for timespec in ("minutes", "seconds", "milliseconds"):
-        said = [dt.datetime.fromtimestamp(each).isoformat(sep=" ", timespec=timespec) for each in moments]
+        said = [local_datetime(each).isoformat(sep=" ", timespec=timespec) for each in moments]
         if len(set(said)) == len(set(moments)):
             break
     return said
