@@ -498,6 +498,12 @@ def well_behaved(root: Path, queries: list[str], asks: int, record: dict[str, An
             with urllib.request.urlopen(request, timeout=config.DEFAULT_SERVE_TIMEOUT) as response:
                 answered = json.loads(response.read()).get("ok") is True
             why = "" if answered else "not ok"
+        except urllib.error.HTTPError as exc:  # an error reply has its status (busy: 503) and says why
+            try:
+                error = json.loads(exc.read())["error"]
+                why = f"{error['code']}: {error['message']}"
+            except (ValueError, KeyError, TypeError, OSError):
+                why = f"HTTPError: {exc}"
         except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
             why = f"{type(exc).__name__}: {exc}"
         if why:
