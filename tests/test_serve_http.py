@@ -171,6 +171,26 @@ def test_headers_too_large_are_a_json_refusal(toy_vault, how):
         assert request(daemon, "ping")["ok"] is True
 
 
+def test_a_request_head_of_many_long_lines_is_refused_once_past_its_bound(toy_vault):
+    """90 header lines of 65,000 bytes each were within the standard library's bounds (a line's
+    64 KiB, 100 lines): 6.4 MB read and kept before the token was looked at, 380 MB for 60 such
+    connections of any local user. The head has MAX_HEAD_BYTES in all."""
+    _index(toy_vault)
+    with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
+        ping = protocol.encode(protocol.request("ping", str(daemon.root)))
+        status, _, answer = _exchange(daemon, _head(daemon, ping, extra=f"X-Long: {'a' * 65_000}\r\n" * 90))
+        assert status == 431, answer
+        assert _one_error_line(answer)["message"] == (
+            f"a request line and headers over {daemon_module.MAX_HEAD_BYTES:,} bytes"
+        )
+        # a head just under the bound is read: a long token is a 401, as any wrong one
+        status, _, answer = _exchange(
+            daemon, _head(daemon, ping, extra=f"X-Long: {'a' * 60_000}\r\n").replace(b"Bearer ", b"Bearer x")
+        )
+        assert status == 401, answer
+        assert request(daemon, "ping")["ok"] is True
+
+
 @pytest.mark.parametrize("length", ["-5", "+5", "5_0", "5, 5", "0x10", "", "1e3"])
 def test_a_content_length_that_is_not_one_number_is_refused(toy_vault, length):
     """int() read "+5", "5_0" and other scripts' digits as a length; -5 was refused as "over
