@@ -237,21 +237,23 @@ def _version(module: str) -> str:
 
 
 HUB_PROBE_SECONDS = 3.0
+HUB_PROBE_AGENT = "brain-hub-probe"  # the User-Agent of its one request: a log can tell it apart
 
 
 def hub_unreachable(model_name: str) -> str | None:
     """Why the Hugging Face hub cannot be reached for ``model_name``, or None (a folder or an
-    absolute path, offline mode, a proxy, or the hub answering a TCP connect). huggingface_hub retries a hub it cannot
-    reach with backoff: measured here, a hub name took 81 s to fail without HF_HUB_OFFLINE, with
-    its retry lines on stderr. A connect bounded by HUB_PROBE_SECONDS (the name lookup too, in
-    a thread) tells in a moment."""
+    absolute path, offline mode, a proxy, or the hub answering an HTTP request). huggingface_hub
+    retries a hub it cannot reach with backoff: measured here, a hub name took 81 s to fail
+    without HF_HUB_OFFLINE, with its retry lines on stderr; and a hub that takes the connection
+    but never answers (a firewall, a portal) held a load for 15 minutes (killed there) without
+    a word, when a TCP connect alone was taken for a hub. One request bounded by HUB_PROBE_SECONDS
+    (the name lookup too, in a thread) tells in a moment: any answer, even an error, is a hub."""
     if os.path.isabs(model_name):  # a folder, there or not: the hub has nothing to say about it
         return None
     if os.path.isdir(model_name) or os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}:
         return None
     if any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
         return None  # the proxy may reach what this machine cannot: let the library try
-    import socket
     import threading
     from urllib.parse import urlsplit
 
@@ -264,11 +266,26 @@ def hub_unreachable(model_name: str) -> str | None:
     failure: list[str] = [f"no answer within {HUB_PROBE_SECONDS:g} s"]
 
     def probe() -> None:
+        import http.client
+        import ssl
+
+        connection: http.client.HTTPConnection
+        if endpoint.scheme == "http":
+            connection = http.client.HTTPConnection(host, port, timeout=HUB_PROBE_SECONDS)
+        else:  # whether the hub answers, not whom: a proxy's own certificate is the library's to judge
+            context = ssl.create_default_context()
+            context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+            connection = http.client.HTTPSConnection(host, port, timeout=HUB_PROBE_SECONDS, context=context)
         try:
-            socket.create_connection((host, port), timeout=HUB_PROBE_SECONDS).close()
+            connection.request("HEAD", endpoint.path or "/", headers={"User-Agent": HUB_PROBE_AGENT})
+            connection.getresponse()
             failure.clear()
-        except OSError as exc:
+        except TimeoutError:
+            pass  # said as "no answer"
+        except (OSError, http.client.HTTPException) as exc:
             failure[0] = str(exc) or type(exc).__name__
+        finally:
+            connection.close()
 
     thread = threading.Thread(target=probe, daemon=True)  # getaddrinfo has no timeout of its own
     thread.start()

@@ -7,9 +7,13 @@ model that cannot be loaded.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import socketserver
+import threading
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -220,90 +224,168 @@ def _closed_port() -> int:
         return s.getsockname()[1]  # nothing listens on it once closed
 
 
+@contextlib.contextmanager
+def _hub_that_never_answers() -> Iterator[tuple[str, list[bytes]]]:
+    """A hub on a local port that takes every connection and answers none (a firewall, a
+    portal): its endpoint, and the first bytes of each request it got. Stopped on leaving."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    received: list[bytes] = []
+    held: list[socket.socket] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:  # closed: stop
+                return
+            held.append(conn)
+            conn.settimeout(30)
+            try:
+                received.append(conn.recv(4096))
+            except OSError:
+                received.append(b"")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}", received
+    finally:
+        server.shutdown(socket.SHUT_RDWR)  # wakes the accept (a close alone leaves it blocked)
+        server.close()
+        for conn in held:
+            conn.close()
+        thread.join(35)
+
+
 _LOAD_WITHOUT_HUB = """
-import json, sys
+import json, os, sys
 from brain.embed import load_embedder
 from brain.errors import ModelLoadError
 from brain.recall.rerank import Reranker
 answers = {}
-for kind in sys.argv[2:]:
-    print(f"\\n##kind {kind}", file=sys.stderr, flush=True)  # what is said while each kind loads, told apart
-    try:
-        load_embedder(sys.argv[1]) if kind == "embedding" else Reranker(sys.argv[1])
-    except ModelLoadError as exc:
-        answers[kind] = str(exc)
+for endpoint in sys.argv[2].split():
+    # huggingface_hub sends its requests to HF_ENDPOINT as the process began (the silent hub's):
+    # a load that asked it anything, whatever brain's probe was told, would be heard there
+    os.environ["HF_ENDPOINT"] = endpoint
+    for kind in sys.argv[3:]:
+        print(f"\\n##kind {endpoint} {kind}", file=sys.stderr, flush=True)  # what is said while each loads
+        try:
+            load_embedder(sys.argv[1]) if kind == "embedding" else Reranker(sys.argv[1])
+        except ModelLoadError as exc:
+            answers[f"{endpoint} {kind}"] = str(exc)
 print(json.dumps(answers))
 """
 _KINDS = ("embedding", "reranking")
 _NO_HUB_NAME = "no-such-org/no-such-model-4a7c"
+_NO_SUCH_HOST = "https://brain-test-hub.invalid"  # no resolver knows it, as none here knows the hub
 
 
 @pytest.fixture(scope="module")
-def loaded_without_hub(tmp_path_factory) -> tuple[dict, dict]:
+def loaded_without_hub(tmp_path_factory) -> tuple[dict, dict, list[bytes], str]:
     """A model of each kind loaded by a hub name with no hub, in a process of its own
-    (huggingface_hub reads HF_HUB_OFFLINE once, and conftest sets it for this one): each kind's
-    message, and what stderr said while it loaded. One process for both kinds (the reranker
-    second) pays Python's start and torch's import once: they were most of these tests' cost
-    (5 s of CPU a process, 20-40 s on a loaded machine)."""
+    (huggingface_hub reads HF_HUB_OFFLINE once, and conftest sets it for this one): first a hub
+    that takes connections and answers none, then one whose name resolves nowhere. Each load's
+    message, what stderr said while it loaded, every request the silent hub got, and its
+    endpoint. One process for all (the reranker second) pays Python's start and torch's import
+    once: they were most of these tests' cost (5 s of CPU a process, 20-40 s on a loaded machine).
+
+    A hub that cannot be resolved cannot tell a load that asked it from one that did not (both
+    fail at once): the silent hub hears every request, so a load that would wait on it is seen."""
     import subprocess
     import sys
 
     env = {
         k: v
         for k, v in os.environ.items()
-        if k not in {"HF_HUB_OFFLINE", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"}
+        # TRANSFORMERS_OFFLINE too (conftest sets it): it made the library offline whatever brain
+        # asked, and this test pass with local_files_only=False
+        if k not in {"HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"}
     }
-    env["HF_ENDPOINT"] = "https://brain-test-hub.invalid"  # no resolver knows it, as none here knows the hub
     env["HF_HOME"] = str(tmp_path_factory.mktemp("hf"))
-    done = subprocess.run(
-        [sys.executable, "-c", _LOAD_WITHOUT_HUB, _NO_HUB_NAME, *_KINDS],
-        env=env,
-        capture_output=True,
-        text=True,
-        # A hang's guard, not the test's measure: the retries this guards against (81 s a kind) are
-        # what stderr shows ("Retry", below), whatever the load. 120 s ran out at load 20 on 2
-        # cores: this process took 266 s there for 6.3 s of CPU (torch's import, mostly).
-        timeout=600,
-    )
+    with _hub_that_never_answers() as (silent, received):
+        env["HF_ENDPOINT"] = silent
+        done = subprocess.run(
+            [sys.executable, "-c", _LOAD_WITHOUT_HUB, _NO_HUB_NAME, f"{silent} {_NO_SUCH_HOST}", *_KINDS],
+            env=env,
+            capture_output=True,
+            text=True,
+            # A hang's guard, not the test's measure: the retries and waits this guards against are
+            # what stderr and the silent hub show, whatever the load. 120 s ran out at load 20 on 2
+            # cores: this process took 266 s there for 6.3 s of CPU (torch's import, mostly).
+            timeout=600,
+        )
     lines = done.stdout.strip().splitlines()
     answers = json.loads(lines[-1]) if lines else {}
     said = {}
     for part in done.stderr.split("\n##kind ")[1:]:
-        kind, _, text = part.partition("\n")
-        said[kind] = text
-    return answers, said
+        load, _, text = part.partition("\n")
+        said[load] = text
+    return answers, said, received, silent
 
 
 @pytest.mark.parametrize("kind", _KINDS)
-def test_a_hub_name_with_no_hub_fails_at_once_without_offline_mode(kind, loaded_without_hub):
+@pytest.mark.parametrize("hub", ["silent", "unresolved"])
+def test_a_hub_name_with_no_hub_fails_at_once_without_offline_mode(kind, hub, loaded_without_hub):
     # Without HF_HUB_OFFLINE, huggingface_hub retried the hub's failed name lookups with backoff:
-    # 81 s and 15 retry lines on stderr before brain index or brain ask said a word.
-    answers, said = loaded_without_hub
-    assert kind in answers, (answers, said)
-    message = answers[kind]
-    name = _NO_HUB_NAME
-    assert message.startswith(
-        f"cannot load the {kind} model {name!r}: the Hugging Face hub (brain-test-hub.invalid:443)"
-    )
+    # 81 s and 15 retry lines on stderr before brain index or brain ask said a word. A hub that
+    # took the connection and never answered held the load for 15 minutes (killed there), silent.
+    answers, said, received, silent = loaded_without_hub
+    endpoint = silent if hub == "silent" else _NO_SUCH_HOST
+    load = f"{endpoint} {kind}"
+    assert load in answers, (answers, said)
+    message = answers[load]
+    where = silent.removeprefix("http://") if hub == "silent" else "brain-test-hub.invalid:443"
+    assert message.startswith(f"cannot load the {kind} model {_NO_HUB_NAME!r}: the Hugging Face hub ({where})")
     assert "cannot be reached" in message and "not in the local cache" in message and "--local-dir" in message
+    assert ("no answer within 3 s" in message) == (hub == "silent")
     assert "\n" not in message and ".." not in message
     assert ("BRAIN_RERANK_MODEL to that folder (or to none: no reranking)." in message) == (kind == "reranking")
-    assert "Retry" not in said[kind]
+    assert "Retry" not in said[load]
+    # The silent hub heard brain's probe once a load of it, and nothing of the model: with
+    # local_files_only=False the library asked it (GET /api/models/...) and waited on it. The
+    # library's own telemetry (GET /api/agent-harnesses, 3 s at most, once a day) is not a load's.
+    probes = [r for r in received if r.startswith(b"HEAD / ") and b"User-Agent: brain-hub-probe" in r]
+    assert len(probes) == len(_KINDS), received
+    assert [r for r in received if r not in probes and not r.startswith(b"GET /api/agent-harnesses ")] == []
+
+
+class _AnsweringHub(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+
+
+class _Answer(socketserver.StreamRequestHandler):
+    def handle(self) -> None:
+        self.rfile.readline()
+        self.wfile.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
 
 
 def test_a_hub_that_answers_is_not_reported_unreachable(monkeypatch):
-    import socket
-
     from brain.embed import hub_unreachable
 
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     for proxy in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(proxy, raising=False)
-    with socket.socket() as server:
-        server.bind(("127.0.0.1", 0))
-        server.listen()
-        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{server.getsockname()[1]}")
-        assert hub_unreachable("org/model") is None
+    with _AnsweringHub(("127.0.0.1", 0), _Answer) as hub:
+        thread = threading.Thread(target=hub.serve_forever, daemon=True)
+        thread.start()
+        try:
+            monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{hub.server_address[1]}")
+            assert hub_unreachable("org/model") is None  # an error is an answer: a hub is there
+        finally:
+            hub.shutdown()
+            thread.join()
+    with _hub_that_never_answers() as (silent, received):
+        monkeypatch.setenv("HF_ENDPOINT", silent)
+        assert (
+            hub_unreachable("org/model")
+            == f"the Hugging Face hub ({silent[7:]}) cannot be reached: no answer within 3 s"
+        )
+    assert len(received) == 1 and received[0].startswith(b"HEAD / "), received  # asked, not a connect alone
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{_closed_port()}")
     assert hub_unreachable("org/model") is None  # offline: the cache alone answers, as asked
