@@ -311,12 +311,42 @@ def _load_sentence_transformer(model_name: str, device: str | None) -> Any:  # a
     try:
         # device None: sentence-transformers picks CUDA / MPS when present, else the CPU.
         # With no hub, only the local cache can answer, at once (no retries).
-        return SentenceTransformer(model_name, device=device, local_files_only=unreachable is not None)
+        model = SentenceTransformer(model_name, device=device, local_files_only=unreachable is not None)
     except Exception as exc:  # OSError, HTTP errors, ValueError: all mean "cannot load"
         message = model_load_message(
             "embedding", model_name, "BRAIN_EMBED_MODEL", exc, device=device, unreachable=unreachable
         )
         raise ModelLoadError(message) from exc
+    problem = tokenizer_problem(model, "BRAIN_EMBED_MODEL")
+    if problem:
+        raise ModelLoadError(f"cannot load the embedding model {model_name!r}: {problem}")
+    return model
+
+
+TOKENIZER_PROBE = "the text of a note"  # words any real vocabulary holds
+
+
+def tokenizer_problem(model: Any, variable: str) -> str | None:
+    """Why a loaded model's tokenizer cannot read text, or None. A folder without its tokenizer
+    files (tokenizer.json, vocab.txt) loaded in transformers 5 with an empty one, of its 5
+    special tokens: every word was [UNK], every note the same vector, and `brain index` and
+    `brain ask` went on without a word, ranking at random."""
+    tokenizer = getattr(model, "tokenizer", None)
+    unknown = getattr(tokenizer, "unk_token", None)
+    if tokenizer is None or not unknown:  # no tokenizer of its own, or one (byte-level) that knows every text
+        return None
+    try:
+        tokens = tokenizer.tokenize(TOKENIZER_PROBE)
+    except Exception:  # noqa: BLE001 - a tokenizer that cannot tokenize fails the first encode, said there
+        return None
+    if not tokens or any(token != unknown for token in tokens):
+        return None
+    return (
+        f"its tokenizer reads every word as {unknown} (it knows {len(tokenizer)} tokens): the folder lacks its "
+        "tokenizer files (tokenizer.json, or vocab.txt and tokenizer_config.json), and every text would embed "
+        f"alike. Copy them from where the model came from, or download it again "
+        f"(`huggingface-cli download ORG/NAME --local-dir FOLDER`), and set {variable} to that folder"
+    )
 
 
 def device_problem(device: str | None) -> str | None:

@@ -14,6 +14,7 @@ import shutil
 import socketserver
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -397,6 +398,41 @@ def test_folder_that_is_not_a_model(tmp_path):
     (folder / "notes.txt").write_text("nothing here")
     with pytest.raises(ModelLoadError, match="is a folder but not a loadable model; set BRAIN_EMBED_MODEL"):
         load_embedder(str(folder))
+
+
+def _without_tokenizer(model: Path, folder: Path) -> Path:
+    """A copy of ``model`` short of its tokenizer files, as a copy that left them behind."""
+    shutil.copytree(model, folder)
+    for file in folder.iterdir():
+        if file.name.startswith(("tokenizer", "vocab", "special_tokens_map")):
+            file.unlink()
+    return folder
+
+
+def test_a_model_folder_without_its_tokenizer_is_refused(tiny_st, toy_vault, tmp_path, monkeypatch):
+    """transformers 5 loaded such a folder with an empty tokenizer (its 5 special tokens): every
+    word [UNK], every chunk the same vector, and `brain index` went on without a word."""
+    folder = _without_tokenizer(tiny_st, tmp_path / "tiny st")
+    with pytest.raises(ModelLoadError) as info:
+        load_embedder(str(folder))
+    message = str(info.value)
+    assert message.startswith(
+        f"cannot load the embedding model {str(folder)!r}: its tokenizer reads every word as [UNK]"
+    )
+    assert "lacks its tokenizer files" in message and "set BRAIN_EMBED_MODEL to that folder" in message
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", str(folder))
+    result = CliRunner().invoke(cli, ["index", "--vault", str(toy_vault)])
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.output
+    assert "its tokenizer reads every word as [UNK]" in result.stderr
+
+
+def test_a_cross_encoder_folder_without_its_tokenizer_is_refused(tmp_path):
+    from brain.recall.rerank import Reranker
+
+    folder = _without_tokenizer(shared_tiny_cross_encoder(), tmp_path / "tiny-ce")
+    with pytest.raises(ModelLoadError, match=r"its tokenizer reads every word as \[UNK\].*set BRAIN_RERANK_MODEL"):
+        Reranker(str(folder))
 
 
 def test_cli_shows_one_line_for_an_unloadable_model(toy_vault, monkeypatch):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .. import config
-from ..embed import hub_unreachable, model_load_message
+from ..embed import hub_unreachable, model_load_message, tokenizer_problem
 from ..errors import ModelLoadError
 from ..text import for_search
 from .types import Candidate
@@ -38,6 +38,9 @@ class Reranker:
                 "reranking", model_name, "BRAIN_RERANK_MODEL", exc, device=config.device(), unreachable=unreachable
             )
             raise ModelLoadError(message) from exc
+        problem = tokenizer_problem(self._model, "BRAIN_RERANK_MODEL")
+        if problem:  # it would score every pair alike
+            raise ModelLoadError(f"cannot load the reranking model {model_name!r}: {problem}")
 
     def score(self, query: str, candidates: list[Candidate]) -> list[float]:
         pairs = [(query, for_search(passage(c))) for c in candidates]  # a model reads it: as the index did
