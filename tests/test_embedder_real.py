@@ -36,6 +36,7 @@ from brain.chunking import Chunk, embedding_text
 from brain.cli import cli
 from brain.embed import SentenceTransformerEmbedder, load_embedder
 from brain.errors import ModelLoadError
+from brain.index.model_probe import PROBE_TEXT
 from brain.index.vector_blobs import decode
 
 pytestmark = pytest.mark.slow
@@ -551,6 +552,9 @@ def test_an_e5_model_sees_exactly_one_prefix(tiny_e5, tmp_path, monkeypatch):
     with open_recaller(vault, embedder=embedder, rerank_model=None) as recaller:
         recaller.ask("graph rag one hop", "hybrid+ppr")
     texts = [t for batch, _ in seen for t in batch]
+    # the model probe (index/model_probe.py), embedded as a query: once by the indexer, once by the recaller
+    assert texts.count("query: " + PROBE_TEXT) == 2
+    texts = [t for t in texts if t != "query: " + PROBE_TEXT]
     assert texts[-1] == "query: graph rag one hop"
     passages = texts[:-1]
     assert len(passages) > 3 and all(t.startswith("passage: ") for t in passages)
@@ -576,3 +580,72 @@ def test_index_threads_setting_for_sentence_transformers(tiny_st, monkeypatch):
     _record_encode(default, seen)
     np.testing.assert_allclose(default.embed_documents(TEXTS), one, atol=1e-5)
     assert seen[-1][1] == before
+
+
+def _three_notes(folder: Path) -> Path:
+    for name in ("Home.md", "AI/Graph RAG.md", "AI/Embeddings.md"):
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(TOY_VAULT / name, folder / name)
+    return folder
+
+
+def test_another_model_under_the_index_model_name_is_refused(tiny_st, tmp_path, monkeypatch):
+    """A folder whose model was replaced by another of the same size (an upgrade, a copy over
+    it) kept its name: `brain ask` ranked by query vectors no note was embedded alike, and
+    `brain index` mixed the two models' vectors, both with exit 0 and without a word."""
+    import tiny_models
+
+    from brain.index.model_probe import PROBE_KEY
+
+    vault = _three_notes(tmp_path / "vault")
+    folder = tmp_path / "models" / "minilm"
+    shutil.copytree(tiny_st, folder)
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", str(folder))
+    runner = CliRunner()
+    assert runner.invoke(cli, ["index", "--vault", str(vault)]).exit_code == 0
+    ask = ["ask", "--vault", str(vault), "--json", "--no-rerank", "-k", "2", "graph rag one hop"]
+    first = runner.invoke(cli, ask)
+    assert first.exit_code == 0, first.output  # the same model, loaded again: no refusal
+    with IndexView(config.index_dir(vault)) as view:
+        assert view.store.get_meta(PROBE_KEY)
+        chunks = view.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+
+    monkeypatch.setattr(tiny_models, "SEED", tiny_models.SEED + 1)
+    other = tiny_models.build_tiny_sentence_transformer(tmp_path / "other")
+    shutil.rmtree(folder)
+    shutil.copytree(other, folder)
+    refused = "is not the one this vault's index was built with under that name"
+    result = runner.invoke(cli, ask)
+    assert result.exit_code == 1 and result.stdout == "", result.output
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.output
+    assert result.stderr.startswith(f"Error: the embedding model {str(folder)!r} {refused}")
+    assert f"brain index --rebuild --vault {vault}" in result.stderr
+    (vault / "New.md").write_text("# New\n\nA note embedded after the model changed.\n")
+    result = runner.invoke(cli, ["index", "--vault", str(vault)])
+    assert result.exit_code == 1 and refused in result.stderr and result.stderr.count("\n") == 1
+    with IndexView(config.index_dir(vault)) as view:  # nothing of the other model mixed in
+        assert view.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] == chunks
+
+    rebuilt = runner.invoke(cli, ["index", "--rebuild", "--vault", str(vault)])
+    assert rebuilt.exit_code == 0, rebuilt.output
+    answered = runner.invoke(cli, ask)
+    assert answered.exit_code == 0, answered.output
+
+
+def test_an_index_from_before_the_probe_is_taken_and_recorded(tiny_st, tmp_path, monkeypatch):
+    from brain.index.model_probe import PROBE_KEY
+
+    vault = _three_notes(tmp_path / "vault")
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", str(tiny_st))
+    runner = CliRunner()
+    assert runner.invoke(cli, ["index", "--vault", str(vault)]).exit_code == 0
+    with IndexView(config.index_dir(vault)) as view:
+        recorded = view.store.get_meta(PROBE_KEY)
+        with view.store.transaction():
+            view.store.delete_meta(PROBE_KEY)
+    ask = runner.invoke(cli, ["ask", "--vault", str(vault), "--no-rerank", "--no-update", "graph"])
+    assert ask.exit_code == 0, ask.output  # unknown: taken, as the prefixes of an index from before
+    (vault / "New.md").write_text("# New\n\nA note embedded by a brain that records the probe.\n")
+    assert runner.invoke(cli, ["index", "--vault", str(vault)]).exit_code == 0
+    with IndexView(config.index_dir(vault)) as view:
+        assert view.store.get_meta(PROBE_KEY) == recorded

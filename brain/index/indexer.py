@@ -46,6 +46,7 @@ from . import changes, fts_merge, postings_due, vectors
 from .health import index_errors, refuse_lost_meta
 from .history import Recorder
 from .linking import resolve_links
+from .model_probe import PROBE_KEY, encoded, model_changed, probe_vector
 from .rebuild import rebuild as rebuild_beside
 from .rebuild import rebuild_dir, remove_leftovers, say_kept
 from .settings_fit import check_model
@@ -53,6 +54,8 @@ from .store import IndexStore, StoredVector
 from .writer_lock import vault_lock
 
 if TYPE_CHECKING:  # the chunker, the model's code and the parser load where a note is read or embedded
+    import numpy as np
+
     from ..chunking import Chunk
     from ..embed import Embedder
     from .parsing import ParseFailed, Work
@@ -301,6 +304,7 @@ class _Run:
         self.report = report
         self.model_name = model_name
         self.embedder = embedder
+        self._probe: np.ndarray | None = None  # the model's vector of model_probe's text, once loaded
         self.load = load
         self.progress = progress
         self._log_bar: _LogBar | None = None  # progress said in the log (``_write``'s), told of the embedding too
@@ -608,6 +612,11 @@ class _Run:
                 f"the index holds {dim}-dimensional vectors but {self.model_name!r} makes "
                 f"{self.embedder.dim}; run `brain index --rebuild`"
             )
+        if self._probe is None:  # another model under the same name and size: said before a vector is mixed in
+            self._probe = probe_vector(self.embedder)
+            changed = model_changed(self.store, self.model_name, self._probe, self.root)
+            if changed:
+                raise IndexMismatchError(changed)
         return self.embedder
 
     def _kept_vectors(self, note_id: int | None) -> dict[str, StoredVector]:
@@ -678,6 +687,8 @@ class _Run:
                     getattr(embedder, "backend", backend_name(self.model_name)),
                     getattr(embedder, "backend_version", ""),
                 )
+                if self._probe is not None and self.store.get_meta(PROBE_KEY) is None:  # an index from before: from now
+                    self.store.set_meta(PROBE_KEY, encoded(self._probe))
             if self.store.get_meta("chunking") is None:
                 self.store.set_meta("chunking", self.chunking)
             for note, file, note_id, chunks, data, text in batch:

@@ -185,6 +185,7 @@ class Recaller:
         if isinstance(store, PastIndex):
             self._present_cache, self.disk_cache, self._disk_checked = disk_cache, "off", True
         self.reranker_error: str | None = None  # why the reranker did not run, once it failed
+        self._model_changed: str | None = None  # why the model is not the index's ("": it is), once checked
         self.timings_ms: dict[str, float] = {}  # what opening it cost, by step (open_recaller fills it)
         # Notes whose file is gone while the index could not be updated (recall/opening.py):
         # left out of every answer, since a path that no longer exists is no answer.
@@ -558,6 +559,18 @@ class Recaller:
         for result in short:
             result.warnings.append(message)
 
+    def _refuse_another_model(self) -> None:
+        """Another model of the same size under the index's model name (a folder whose model was
+        replaced) is refused on every query: its query vectors against the index's rank at random.
+        Checked once a recaller (one short text embedded), the answer kept."""
+        if self._model_changed is None:
+            from ..index.model_probe import model_changed, probe_vector
+
+            found = model_changed(self.store, self.model_name, probe_vector(self.embedder), self.root)
+            self._model_changed = found or ""
+        if self._model_changed:
+            raise IndexMismatchError(self._model_changed)
+
     def prepare(self, query: str, settings: RecallSettings) -> QueryState:
         """Embed the query, run the dense lane and the gate: what every mode starts from."""
         query = valid_unicode(query).strip()  # lone surrogates: the tokenizer and SQLite refuse them
@@ -585,6 +598,7 @@ class Recaller:
                 " infinity): the model or its files are broken; load it again, or set BRAIN_EMBED_MODEL to another"
             )
         timings["embed"] = _ms(started)
+        self._refuse_another_model()  # after the query's timing: a first query's probe is no part of it
         started = time.perf_counter()
         nearest: list[tuple[int, float]] = []
         # A note whose file is gone is no answer (Recaller.gone): its chunks count for no note of
