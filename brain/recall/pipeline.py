@@ -1064,10 +1064,6 @@ class Recaller:
             seeds = ppr_stage.seed_weights(list(rankings.values()), settings.seeds)
         if settings.ppr_hub_seeds > 0:
             seeds = ppr_stage.drop_hubs(seeds, self.store.out_degrees(sorted(seeds)), settings.ppr_hub_seeds)
-        if settings.ppr_linked_seeds < 1.0:
-            seeds = ppr_stage.spread_seeds(
-                seeds, self.store.resolved_edges_from(sorted(seeds)), settings.ppr_linked_seeds
-            )
         value = dict(graph.rank(seeds, depth, alpha=settings.ppr_alpha, degree_norm=settings.ppr_degree_norm))
         # Notes of one PageRank value (the pages one note embeds: every spell of a class) come by
         # their best chunk's cosine with the query, then by path: what the walk cannot tell apart,

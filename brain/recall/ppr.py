@@ -19,7 +19,7 @@ Two ways to compute it over the same transition matrix (``LinkGraph.rank`` picks
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import config
@@ -475,29 +475,6 @@ def seed_weights_by_score(scored: list[list[tuple[int, float]]], seeds: int) -> 
         for note_id, score in top:
             weights[note_id] = weights.get(note_id, 0.0) + max(score, 0.0) / best
     return weights
-
-
-def spread_seeds(weights: dict[int, float], edges: Iterable[tuple[int, int, int]], factor: float) -> dict[int, float]:
-    """Each seed linked, either way, to a seed of more weight restarts ``factor`` times its walks.
-
-    A query's hits on one of its words are often a family of notes that link to each other
-    ("Osho on Homosexuality", "Osho on Abortion", …): every one of them restarting the walk
-    keeps its mass in that family, and the notes of the query's other words lose their place.
-    ``edges``: (source, target, embed) rows of the seeds' links (``IndexStore.resolved_edges_from``).
-    """
-    if factor >= 1.0 or len(weights) < 2:
-        return weights
-    linked: dict[int, set[int]] = {}
-    for source, target, _ in edges:
-        if source in weights and target in weights and source != target:
-            linked.setdefault(source, set()).add(target)
-            linked.setdefault(target, set()).add(source)
-    out: dict[int, float] = {}
-    above: set[int] = set()
-    for note_id in sorted(weights, key=lambda n: (-weights[n], n)):
-        out[note_id] = weights[note_id] * (factor if linked.get(note_id, set()) & above else 1.0)
-        above.add(note_id)
-    return out
 
 
 def drop_hubs(weights: dict[int, float], out_degrees: dict[int, int], hub: int) -> dict[int, float]:

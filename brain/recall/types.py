@@ -189,10 +189,6 @@ class RecallSettings:
     bonus_margin: float = BONUS_MARGIN  # ... only where the lane's score drops this much (a share) after it
     ppr_seed_scores: bool = False  # PageRank restarts weighted by the hits' scores, not their ranks
     ppr_hub_seeds: int = DEFAULT_PPR_HUB_SEEDS  # no PageRank restarts from notes of more links than this (0: any)
-    # A PageRank seed linked either way to a seed of more weight restarts this share of its walks
-    # (ppr.spread_seeds; 1: every seed its own): a family of linked hits on one word of the query
-    # keeps less of the walk, the hits on its other words more.
-    ppr_linked_seeds: float = 1.0
     anchor_hub: int = DEFAULT_ANCHOR_HUB  # a note linking to more notes than this votes less as an anchor
     name_first: bool = True  # fused modes with the names lane: the one note the query names whole comes first
     respell: bool = True  # ... and a short query's word no chunk holds searched as the name word it misspells
