@@ -350,6 +350,46 @@ def test_an_edge_follows_its_targets_resolution(tmp_path):
         store.close()
 
 
+@pytest.mark.parametrize("names_moved", [False, True], ids=["alone", "beside-a-rename"])
+def test_an_edge_follows_its_link_when_an_upgrade_resolves_it_otherwise(tmp_path, names_moved):
+    """m029 reads again a note whose `[[../Note]]` an older brain left dangling: its link resolves
+    at the next run though no name changed. Its edge followed only when some note of the vault
+    came, went or moved in that run: alone, it stayed dangling for good (`--as-of` after the
+    upgrade and `brain history` had no link the present has). Either way, the edge is dangling
+    before that run (brain's graph then, as the README says) and resolved from it."""
+    from brain.migrations import connect
+
+    root = tmp_path / "v"
+    write(root, "A/Src.md", "# Src\n\nSee [[../Other/Note]].\n")
+    write(root, "Other/Note.md", "# Note\n\nnote\n")
+    write(root, "Bread.md", "# Bread\n\nflour\n")
+    index_then_moment(root)
+    conn = connect(str(config.index_dir(root) / "index.db"))
+    with conn:  # as an older brain left it, and its history: dangling
+        conn.execute("UPDATE links SET target_id = NULL, status = 'dangling'")
+        conn.execute("UPDATE link_history SET target_id = NULL, status = 'dangling'")
+        conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm029_wikilinks_from_the_notes_folder'")
+    conn.close()
+    before = time.time()
+    time.sleep(0.01)
+    if names_moved:
+        (root / "Bread.md").rename(root / "Loaf.md")
+    after = index_then_moment(root)
+    store = open_store(root)
+    try:
+        src, note = store.note_id("A/Src.md"), store.note_id("Other/Note.md")
+        assert [(e.target_id, e.status, e.recorded_to is None) for e in store.edges_from(src)] == [
+            (None, "dangling", False),
+            (note, "resolved", True),
+        ]
+        assert not [e for e in store.edges_at(before) if e[0] == src and e[1] is not None]
+        assert (src, note, "wikilink", 1) in store.edges_at(after)
+    finally:
+        store.close()
+    life = json.loads(CliRunner().invoke(cli, ["history", "--vault", str(root), "A/Src", "--json"]).output)
+    assert [(link["path"], link["lost"] is None) for link in life["links"]] == [(None, False), ("Other/Note.md", True)]
+
+
 def test_edges_record_the_world_time_their_note_states(tmp_path):
     root = tmp_path / "v"
     write(root, "A.md", "---\ndate: 2025-03-11\nvalid_to: 2025-09-01\nstatus: Superseded\n---\n# A\n\n[[B]]\n")

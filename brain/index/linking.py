@@ -92,13 +92,13 @@ def resolve_links(
                         updates.append((target_id, status, link_id))
                         moved.add(source_id)
                 store.set_link_targets(updates, version)
-                # Link history follows, in the same step. Without a change of names, a pending link
-                # answers as the link it replaced did (same notes, same source path): only pending
-                # edges need their targets; after one, the edges of the links that moved are compared.
+                # Link history follows, in the same step: the edges of the notes whose links moved
+                # are compared, with or without a change of names (a note an upgrade reads again,
+                # m029's `[[../Note]]`, resolves otherwise with none: its edge stayed as it was).
                 store.sync_edge_targets(
                     moment,
                     full=full,
-                    sources=moved if stems is not None else (),
+                    sources=moved,
                     resolved=every if full else None,
                     within=within,
                 )
