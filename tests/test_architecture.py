@@ -115,9 +115,15 @@ def test_no_import_cycles():
 
 
 # The store: store.py, and fts_search.py, the BM25 searches it owns one of (``IndexStore._fts``),
-# which run on its connection and its readers, and history_store.py, the history's SQL, a parent
-# of IndexStore (``HistoryStore``) on the store's own connection.
-STORE = {BRAIN / "index" / "store.py", BRAIN / "index" / "fts_search.py", BRAIN / "index" / "history_store.py"}
+# which run on its connection and its readers, and history_store.py and lexical_store.py, the
+# history's SQL and the lexical index's, parents of IndexStore (``HistoryStore``, ``LexicalStore``)
+# on the store's own connection.
+STORE = {
+    BRAIN / "index" / "store.py",
+    BRAIN / "index" / "fts_search.py",
+    BRAIN / "index" / "history_store.py",
+    BRAIN / "index" / "lexical_store.py",
+}
 
 
 def test_only_the_index_store_touches_its_connection():

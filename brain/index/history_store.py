@@ -11,8 +11,8 @@ history (``sync_edge_targets`` and ``fold_edges`` bring the link history up to t
 ``links``; ``retire_chunks`` and ``carry_replaced_chunks`` keep present chunks as past ones;
 ``slice_rows_at`` reads past versions beside the present notes). Those that write the present
 first and the history beside it stay in store.py (``touch_note``, ``bulk_writes``,
-``rebuild_search_indexes``, the BM25 ``fts_hits`` of either), and so does ``vacuum`` (the whole
-file). The helpers both use (``_parts``, ``_marks``, ``dumps``, the stored vectors' forms) and
+``rebuild_search_indexes``), and so does ``vacuum`` (the whole file); the BM25 ``fts_hits`` of
+either is lexical_store.py's. The helpers both use (``_parts``, ``_marks``, ``dumps``, the stored vectors' forms) and
 the meta keys history stamps are defined here, the module store.py imports, and store.py names
 them again for the rest of brain. Part of the store: its SQL is the store's
 (tests/test_architecture.py, ``STORE``); it never imports store.py.
