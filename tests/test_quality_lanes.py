@@ -550,6 +550,70 @@ def test_the_name_index_says_which_names_are_the_whole_query(named_vault, closin
     assert whole("red") == []  # a part of a name
 
 
+def _site_names():
+    """The name index of a vault whose apps are named as sites are written ("Linear.app",
+    "Shortcut.com"), beside notes whose names share their words."""
+    from brain.recall.names import NameIndex, name_entries
+
+    titles = ["Linear.app", "Shortcut.com", "Linear Algebra", "Keyboard Shortcuts", "Trello", "Jira Software"]
+    titles += [f"Filler {word} {i}" for i, word in enumerate(["app", "ideas", "notes", "plans"] * 10)]
+    notes = [(i, f"Apps/{title}.md", title) for i, title in enumerate(titles, 1)]
+    return NameIndex.from_entries(*name_entries(notes, [])), {i: title for i, _, title in notes}
+
+
+def test_a_query_that_compares_finds_each_name_it_sets_side_by_side():
+    """A query that compares names two things and what they are compared for: "linear vs
+    shortcut for issue tracking" named *Linear.app* and *Shortcut.com*, yet the names lane found
+    neither. Each name held under a quarter of the query (its topic's words, in no name, weigh as
+    the rarest), the share any other query's name needs, and the domain a site's name is written
+    with counted as a word of its name the query left out: *Shortcut.com* was under half present."""
+    from brain.recall.names import MIN_QUERY_SHARE
+
+    index, title = _site_names()
+
+    def found(query: str, **options) -> list[str]:
+        return [title[m.note_id] for m in index.search(query, 5, **options)]
+
+    query = "linear vs shortcut for issue tracking"
+    assert set(found(query, min_share=0.125)) == {"Linear.app", "Shortcut.com"}
+    assert found(query, min_share=MIN_QUERY_SHARE, site_domains=False) == []  # as before
+    assert found(query, min_share=0.125, site_domains=False) == ["Linear.app"]  # "Shortcut.com" half present
+    assert found(query, min_share=MIN_QUERY_SHARE) == []  # each a fifth of the query
+
+
+def test_a_site_is_named_by_its_name_but_whole_only_with_its_domain():
+    """The word "linear" is a word as well as *Linear.app*: the note answers to it, and is put first only
+    where the query writes the site as its title does."""
+    index, title = _site_names()
+
+    def whole(query: str) -> list[str]:
+        return [title[m.note_id] for m in index.search(query, 5) if m.whole]
+
+    assert [title[m.note_id] for m in index.search("linear", 5)][:1] == ["Linear.app"]
+    assert whole("linear") == [] and whole("shortcut") == []
+    assert whole("Linear.app") == ["Linear.app"] and whole("shortcut.com") == ["Shortcut.com"]
+    assert whole("linear app") == ["Linear.app"]  # its words, the domain said
+    # A word that is no domain stays a word of its name: "Filler notes 2" is not "filler 2".
+    assert [title[m.note_id] for m in index.search("keyboard", 5)] == ["Keyboard Shortcuts"]
+
+
+def test_the_names_lane_in_the_fusion_reads_its_two_settings(tmp_path, closing):
+    root = tmp_path / "apps"
+    write(root, "Apps/Linear.app.md", "Streamlined, nice UI, fast. Cycles and roadmaps.\n")
+    write(root, "Apps/Shortcut.com.md", "Nice UI. Stories, epics and milestones.\n")
+    write(root, "Maths/Linear Algebra.md", "Vectors, matrices, eigenvalues.\n")  # the names' words elsewhere
+    write(root, "Editor/Keyboard Shortcuts.md", "Ctrl-K opens the palette.\n")
+    for i in range(20):
+        write(root, f"Log/Day {i:02}.md", f"Day {i}: issue tracking for the team, issue {i} closed.\n")
+    index_vault(root, progress=False)
+    recaller = closing(open_recaller(root))
+    query = "linear vs shortcut for issue tracking"
+    on = recaller.ask(query, "hybrid", RecallSettings(weights={**NAMES_OFF, "names": 0.3}))
+    assert {c.path for c in on.lanes["names"]} == {"Apps/Linear.app.md", "Apps/Shortcut.com.md"}
+    off = RecallSettings(weights={**NAMES_OFF, "names": 0.3}, names_compare_share=0.25, names_site_domains=False)
+    assert recaller.ask(query, "hybrid", off).lanes["names"] == []
+
+
 @pytest.fixture
 def acronym_vault(tmp_path):
     root = tmp_path / "acr"

@@ -38,7 +38,7 @@ from . import stop_words
 from .dense import best_chunks, candidates_for
 from .query_form import compares, is_question
 from .ties import cut, top_notes
-from .types import Candidate
+from .types import DEFAULT_NAMES_COMPARE_SHARE, Candidate
 
 if TYPE_CHECKING:
     import numpy as np
@@ -65,6 +65,13 @@ FUZZY_MAX = 40
 ORDER_BONUS = 1.2
 MIN_COVERAGE = 0.5  # a name less than half present is not that name
 MIN_QUERY_SHARE = 0.25  # a name that accounts for less of the query is a word in passing, not what is asked for
+# ... of a query that compares, less (RecallSettings.names_compare_share): it names two things at
+# least, each half of what one name would be ("linear vs shortcut for issue tracking").
+# A product's or a site's name as its note's title gives it, domain and all ("Linear.app",
+# "Shortcut.com", "Eraser.io"): the domain is how the site is written, not a word the user says
+# ("linear vs shortcut"). Such a name is whole without it (RecallSettings.names_site_domains).
+SITE_DOMAINS = frozenset("app io com org net ai dev co so sh me xyz".split())
+_SITE_NAME = re.compile(r"\w\.([a-z]{2,3})\s*$", re.IGNORECASE)
 ACRONYM_LENGTH = 8  # characters at most
 
 
@@ -411,8 +418,13 @@ class NameIndex:
                     return written
         return word
 
-    def search(self, query: str, depth: int) -> list[NameMatch]:
-        """The notes whose names the query holds, best first: ``depth`` of them, and those that tie the last."""
+    def search(
+        self, query: str, depth: int, *, min_share: float = MIN_QUERY_SHARE, site_domains: bool = True
+    ) -> list[NameMatch]:
+        """The notes whose names the query holds, best first: ``depth`` of them, and those that tie
+        the last. A name must account for ``min_share`` of the query's IDF mass; with
+        ``site_domains`` a name written as a site ("Linear.app") is whole without its domain
+        (``SITE_DOMAINS``) where the query does not hold that."""
         query_words = [w for w in words(query) if w not in STOP]
         if not query_words or depth <= 0:
             return []
@@ -429,12 +441,17 @@ class NameIndex:
             mass = sum(self.idf[w] for w in name.words)
             hits = [(w, *matched[w]) for w in name.words if w in matched]
             found = sum(self.idf[w] * weight for w, weight, _ in hits)
+            domain = _site_domain(name) if site_domains else None
+            unsaid = domain is not None and domain not in matched
+            if domain is not None and unsaid:
+                mass -= self.idf[domain]  # "Linear.app" said as "linear"
             coverage = found / mass if mass else 0.0
             share = min(1.0, found / query_mass)
-            if coverage < MIN_COVERAGE or share < MIN_QUERY_SHARE:
+            if coverage < MIN_COVERAGE or share < min_share:
                 continue
             score = found * coverage**2 * (0.5 + 0.5 * share)
-            if coverage > 0.999 and share > 0.999 and all(weight == 1.0 for _, weight, _ in hits):
+            # Whole only as written: "linear" is a word too ("Linear.app" is whole, put first).
+            if coverage > 0.999 and share > 0.999 and all(weight == 1.0 for _, weight, _ in hits) and not unsaid:
                 whole.add(name.note_id)
             positions = [p for _, _, p in hits]
             if len(positions) > 1 and positions == sorted(positions):
@@ -462,8 +479,23 @@ class NameIndex:
         return [NameMatch(note_id, score, text, note_id in whole) for note_id, (score, text) in ranked]
 
 
+def _site_domain(name: Name) -> str | None:
+    """The domain a name written as a site ends in ("Linear.app": app), as its words hold it."""
+    if len(name.words) < 2 or name.words[-1] not in SITE_DOMAINS:  # most names: no regex
+        return None
+    found = _SITE_NAME.search(name.text)
+    return name.words[-1] if found is not None and found.group(1).lower() == name.words[-1] else None
+
+
 def names_search(
-    store: IndexStore, index: NameIndex, query: str, query_vector: np.ndarray, depth: int
+    store: IndexStore,
+    index: NameIndex,
+    query: str,
+    query_vector: np.ndarray,
+    depth: int,
+    *,
+    compare_share: float = DEFAULT_NAMES_COMPARE_SHARE,
+    site_domains: bool = True,
 ) -> list[Candidate]:
     """The names lane: notes whose name the query holds, each shown by its best chunk; nothing
     for a question, unless it compares: "TimescaleDB or ClickHouse, what's the difference for
@@ -475,7 +507,8 @@ def names_search(
         return []  # (no search: a question that is no name is most)
     # Two deep at least: whether the query names one note whole or two is not judged from the
     # first alone (--depth 1 listed one of two notes of that name, and it was put first as the only one).
-    found = index.search(query, max(depth, 2))
+    min_share = compare_share if compares(query) else MIN_QUERY_SHARE
+    found = index.search(query, max(depth, 2), min_share=min_share, site_domains=site_domains)
     if question and not any(m.whole and fold(m.name) == fold(query.strip()) for m in found):
         return []
     whole = {m.note_id for m in found if m.whole}

@@ -997,7 +997,15 @@ class Recaller:
     def _run_lane(self, name: str, state: QueryState, settings: RecallSettings, depth: int) -> list[Candidate]:
         """The extra lane ``name``, at most ``depth`` notes."""
         if name == "names":
-            return names_stage.names_search(self.store, self.name_index(), state.query, state.vector, depth)
+            return names_stage.names_search(
+                self.store,
+                self.name_index(),
+                state.query,
+                state.vector,
+                depth,
+                compare_share=settings.names_compare_share,
+                site_domains=settings.names_site_domains,
+            )
         if name == "dates":
             # a past view's today (Python's own fromtimestamp fails on year 1's first day)
             today = local_datetime(self.as_of).date() if self.as_of is not None else None
