@@ -91,6 +91,8 @@ OLD = {
     "lane_rrf_k": {},
     "note_dense_rrf_k": 0,
     "stub_discount": 0.0,
+    "names_compare_share": 0.25,
+    "names_site_domains": False,
 }
 BONUS = (0.01, 0.005)
 ROWS: dict[str, tuple[str, dict]] = {
@@ -166,6 +168,11 @@ ROWS: dict[str, tuple[str, dict]] = {
     # stop 68: a stub (a title alone) below every note with text
     "new -stub discount": ("hybrid+ppr", {"stub_discount": 0.0}),
     "new stub discount 0.5": ("hybrid+ppr", {"stub_discount": 0.5}),
+    # stop 69: the names lane's share of a query that compares, and a site's name without its domain
+    "new names compare share 0.25 (as any query)": ("hybrid+ppr", {"names_compare_share": 0.25}),
+    "new names compare share 0.125": ("hybrid+ppr", {"names_compare_share": 0.125}),
+    "new names compare share 0.2": ("hybrid+ppr", {"names_compare_share": 0.2}),
+    "new -names site domains": ("hybrid+ppr", {"names_site_domains": False}),
     # stop 39: the dense lane's RRF k 120 (flatter votes) and the bonus on three ranks
     "stop 38's default (dense k 60; two-rank bonus; anchor bonus x2)": (
         "hybrid+ppr",

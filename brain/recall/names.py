@@ -66,7 +66,7 @@ ORDER_BONUS = 1.2
 MIN_COVERAGE = 0.5  # a name less than half present is not that name
 MIN_QUERY_SHARE = 0.25  # a name that accounts for less of the query is a word in passing, not what is asked for
 # ... of a query that compares, less (RecallSettings.names_compare_share): it names two things at
-# least, each half of what one name would be ("linear vs shortcut for issue tracking").
+# least, each a share of what one name would be ("linear vs shortcut for issue tracking").
 # A product's or a site's name as its note's title gives it, domain and all ("Linear.app",
 # "Shortcut.com", "Eraser.io"): the domain is how the site is written, not a word the user says
 # ("linear vs shortcut"). Such a name is whole without it (RecallSettings.names_site_domains).

@@ -68,9 +68,11 @@ DEFAULT_LANE_RRF_K = {"dense": 120}
 DEFAULT_NOTE_DENSE_RRF_K = 60
 # A stub's share of its fused score lost (RecallSettings.stub_discount): 1, below every note with text.
 DEFAULT_STUB_DISCOUNT = 1.0
-# A name's share of a query that compares (RecallSettings.names_compare_share): half of the 0.25
-# any other query's name needs.
-DEFAULT_NAMES_COMPARE_SHARE = 0.125
+# A name's share of a query that compares (RecallSettings.names_compare_share), where any other
+# query's name needs 0.25 (names.MIN_QUERY_SHARE). 0.15: +0.003 / +0.000 / +0.006 tuned, +0.000 /
+# +0.001 blind, 6 queries up, 1 down; 0.125 (half) cost the SRD 0.005 (README, "What each stage is
+# worth").
+DEFAULT_NAMES_COMPARE_SHARE = 0.15
 # A lane's first three notes get this much more (times the lane's weight), where the lane
 # is sure of them: the next note scores at least BONUS_MARGIN (a share) lower. RRF is nearly
 # flat at the top of a list, so a sure answer lost to notes several lanes rank middling.
@@ -229,7 +231,8 @@ class RecallSettings:
     stub_discount: float = DEFAULT_STUB_DISCOUNT
     # The names lane: the share of the query's IDF mass a name must account for where the query
     # compares ("linear vs shortcut for issue tracking" names two notes and a topic; each name
-    # held under a quarter of it, the share any other query's name needs: names.MIN_QUERY_SHARE).
+    # held under a quarter of it, the share any other query's name needs: names.MIN_QUERY_SHARE;
+    # "TimescaleDB or ClickHouse for telemetry, what's the difference for us?" a fifth each).
     names_compare_share: float = DEFAULT_NAMES_COMPARE_SHARE
     # ... and a title written as a site ("Linear.app", "Shortcut.com") answering to its name
     # without the domain (names.SITE_DOMAINS), never whole so.
