@@ -46,7 +46,7 @@ class _Reads:
     def __init__(self, monkeypatch):
         self.chunks: Counter[int] = Counter()
         self.notes: Counter[int] = Counter()
-        rows, vectors = IndexStore._read_chunk_rows, IndexStore._read_note_chunk_vectors
+        rows, vectors = IndexStore._read_chunk_rows, IndexStore._read_note_chunk_codes
 
         def read_rows(store, chunk_ids):
             self.chunks.update(chunk_ids)
@@ -57,7 +57,7 @@ class _Reads:
             return vectors(store, note_ids)
 
         monkeypatch.setattr(IndexStore, "_read_chunk_rows", read_rows)
-        monkeypatch.setattr(IndexStore, "_read_note_chunk_vectors", read_vectors)
+        monkeypatch.setattr(IndexStore, "_read_note_chunk_codes", read_vectors)
 
     def clear(self) -> None:
         self.chunks.clear()
@@ -141,6 +141,59 @@ def test_query_reads_keeps_order_and_missing_rows():
         table = {7: [(70, 7, b"a"), (71, 7, b"b")], 8: [(80, 8, b"c")]}
         return [row for n in sorted(note_ids) for row in table.get(n, [])]
 
-    assert reads.note_chunk_vectors([8, 7, 9], vectors) == [(80, 8, b"c"), (70, 7, b"a"), (71, 7, b"b")]
-    assert reads.note_chunk_vectors([7, 9], vectors) == [(70, 7, b"a"), (71, 7, b"b")]
+    assert reads.note_chunk_codes([8, 7, 9], vectors) == [(80, 8, b"c"), (70, 7, b"a"), (71, 7, b"b")]
+    assert reads.note_chunk_codes([7, 9], vectors) == [(70, 7, b"a"), (71, 7, b"b")]
     assert vectors_asked == [[8, 7, 9]]
+
+
+def test_a_query_decodes_each_lanes_vectors_at_once(vault, monkeypatch):
+    """The lanes read the vectors as stored and decode each lane's at once into one matrix:
+    no float32 bytes made row by row (``decode_many``), the answers as the float32 rows give."""
+    from brain.index import vector_blobs
+    from brain.recall import dense
+
+    calls: Counter[str] = Counter()
+    decode_rows, decode_many = vector_blobs.decode_rows, vector_blobs.decode_many
+
+    def counted_rows(rows):
+        calls["decode_rows"] += 1
+        calls["rows"] += len(rows)
+        return decode_rows(rows)
+
+    def counted_many(blobs):
+        calls["decode_many"] += 1
+        return decode_many(blobs)
+
+    monkeypatch.setattr(vector_blobs, "decode_rows", counted_rows)
+    monkeypatch.setattr(vector_blobs, "decode_many", counted_many)
+    recaller = open_recaller(vault, update=False)
+    try:
+        calls.clear()
+        result = recaller.ask("harbour cranes in winter storms", "hybrid+ppr", SETTINGS)
+        assert result.results
+        assert calls["decode_many"] == 0, calls
+        assert calls["rows"] > calls["decode_rows"] > 0, calls  # several rows a call
+        store = recaller.store
+        note_ids = [n for (n,) in store.conn.execute("SELECT id FROM notes ORDER BY id DESC")]
+        matrix = dense.ChunkVectors(store, note_ids).matrix
+        rows = store.note_chunk_vectors(note_ids)
+        assert [row.tobytes() for row in matrix] == [v for _, _, v in rows]
+    finally:
+        recaller.close()
+
+
+def test_a_querys_reads_are_plain_tuples(vault):
+    """The rows a query reads by the hundred are tuples, not the connection's sqlite3.Row nor
+    a dataclass built field by field."""
+    recaller = open_recaller(vault, update=False)
+    try:
+        store = recaller.store
+        chunk_ids = [c for (c,) in store.conn.execute("SELECT id FROM chunks")]
+        note_ids = [n for (n,) in store.conn.execute("SELECT id FROM notes")]
+        rows = store.chunk_rows(chunk_ids)
+        assert sorted(rows) == sorted(chunk_ids)
+        assert all(isinstance(row, tuple) and row.id == chunk_id for chunk_id, row in rows.items())
+        codes = store.note_chunk_codes(note_ids)
+        assert len(codes) == len(chunk_ids) and all(type(row) is tuple for row in codes)
+    finally:
+        recaller.close()

@@ -206,6 +206,13 @@ class HistoryStore:
         def vectors_version(self) -> int: ...
         def note_id(self, path: str) -> int | None: ...
 
+    def _tuples(self) -> sqlite3.Cursor:
+        """A cursor whose rows are plain tuples: a query's reads build a sqlite3.Row (the
+        connection's) for each of a few thousand rows, then a tuple or a dict of it."""
+        cursor = self.conn.cursor()
+        cursor.row_factory = None
+        return cursor
+
     def written_link_targets_at(self, moment: float, note_ids: Sequence[int]) -> dict[tuple[int, str], int]:
         """``written_link_targets`` as the link history recorded it at ``moment``."""
         out: dict[tuple[int, str], int] = {}
@@ -1039,12 +1046,12 @@ class HistoryStore:
         """note id → (recorded_from, recorded_to) of its current version."""
         out: dict[int, tuple[float, float | None]] = {}
         for part in _parts(note_ids):
-            rows = self.conn.execute(
+            rows = self._tuples().execute(
                 f"SELECT note_id, recorded_from, recorded_to FROM note_versions WHERE note_id IN ({_marks(part)})"
                 " AND recorded_to IS NULL",
                 part,
             )
-            out.update((r[0], (r[1], r[2])) for r in rows)
+            out.update((r[0], r[1:]) for r in rows)
         return out
 
     def latest_versions(self) -> list[VersionRow]:
@@ -1090,12 +1097,16 @@ class HistoryStore:
 
     def history_chunk_vectors(self, chunk_ids: Sequence[int]) -> list[tuple[int, int, bytes]]:
         """(past chunk id, note id, float32 vector bytes)."""
+        rows = self.history_chunk_codes(chunk_ids)
+        return [(r[0], r[1], v) for r, v in zip(rows, _float32([r[2] for r in rows]))]
+
+    def history_chunk_codes(self, chunk_ids: Sequence[int]) -> list[tuple[int, int, bytes]]:
+        """(past chunk id, note id, vector as stored: ``vector_blobs``)."""
         out: list[tuple[int, int, bytes]] = []
         for part in _parts(chunk_ids):
-            rows = self.conn.execute(
+            out += self._tuples().execute(
                 f"SELECT id, note_id, vector FROM chunk_history WHERE id IN ({_marks(part)})", part
-            ).fetchall()
-            out.extend((r[0], r[1], v) for r, v in zip(rows, _float32([r[2] for r in rows])))
+            )
         return out
 
     def history_chunks_to_embed(self, after_id: int, limit: int) -> list[tuple[int, str, str, str]]:

@@ -1,7 +1,7 @@
 """What the lanes of one query read of the same chunks, read once (``IndexStore.one_query``).
 
 Each lane shows its notes by a chunk (``chunk_rows``) and scores notes by their best chunk for
-the query (``note_chunk_vectors``), and the lanes' notes overlap: on the 13th-age SRD a query
+the query (``note_chunk_codes``), and the lanes' notes overlap: on the 13th-age SRD a query
 asked for 500 chunk rows of 270 chunks and the vectors of 180 notes, 130 of them distinct.
 This memo holds them for the one query; no SQL here, the store's readers fill it.
 """
@@ -12,11 +12,11 @@ from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
 Row = TypeVar("Row")
-VectorRow = tuple[int, int, bytes]  # (chunk id, note id, float32 vector bytes)
+VectorRow = tuple[int, int, bytes]  # (chunk id, note id, vector as stored)
 
 
 class QueryReads(Generic[Row]):
-    """Chunk rows by chunk id and chunk vectors by note id, as first read in this query."""
+    """Chunk rows by chunk id and chunk vectors (as stored) by note id, as first read in this query."""
 
     def __init__(self) -> None:
         self._rows: dict[int, Row | None] = {}  # None: no such chunk (deleted since a lane saw it)
@@ -36,7 +36,7 @@ class QueryReads(Generic[Row]):
                 out[chunk_id] = row
         return out
 
-    def note_chunk_vectors(
+    def note_chunk_codes(
         self, note_ids: Sequence[int], read: Callable[[list[int]], list[VectorRow]]
     ) -> list[VectorRow]:
         """``read``'s rows for ``note_ids``, note by note, each note's rows in the order read;

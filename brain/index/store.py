@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from .. import config
 from ..links import alias_key, key_stem, link_stem, note_keys
@@ -71,8 +71,10 @@ _T = TypeVar("_T")
 _Store = TypeVar("_Store", bound="IndexStore")
 
 
-@dataclass(frozen=True)
-class ChunkRow:
+class ChunkRow(NamedTuple):
+    """A chunk with its note's path, title and date (a tuple: a query builds a few hundred, and a
+    frozen dataclass's were a tenth of a warm ask on the mini-benchmark)."""
+
     id: int
     note_id: int
     path: str
@@ -965,8 +967,8 @@ class IndexStore(LexicalStore, HistoryStore):
         """note id → (path, title)."""
         out: dict[int, tuple[str, str]] = {}
         for part in _parts(note_ids):
-            rows = self.conn.execute(f"SELECT id, path, title FROM notes WHERE id IN ({_marks(part)})", part)
-            out.update((r[0], (r[1], r[2])) for r in rows)
+            rows = self._tuples().execute(f"SELECT id, path, title FROM notes WHERE id IN ({_marks(part)})", part)
+            out.update((r[0], r[1:]) for r in rows)
         return out
 
     def frontmatter_rows(self, containing: Sequence[str] = ()) -> list[tuple[int, str, str, str]]:
@@ -1002,18 +1004,18 @@ class IndexStore(LexicalStore, HistoryStore):
         """chunk id → note id, for the chunks that exist."""
         out: dict[int, int] = {}
         for part in _parts(chunk_ids):
-            rows = self.conn.execute(f"SELECT id, note_id FROM chunks WHERE id IN ({_marks(part)})", part)
-            out.update((r[0], r[1]) for r in rows)
+            out.update(self._tuples().execute(f"SELECT id, note_id FROM chunks WHERE id IN ({_marks(part)})", part))
         return out
 
     def note_chunk_counts(self, note_ids: Sequence[int]) -> dict[int, int]:
         """note id → how many chunks it has, for the notes that have any."""
         out: dict[int, int] = {}
         for part in _parts(note_ids):
-            rows = self.conn.execute(
-                f"SELECT note_id, count(*) FROM chunks WHERE note_id IN ({_marks(part)}) GROUP BY note_id", part
+            out.update(
+                self._tuples().execute(
+                    f"SELECT note_id, count(*) FROM chunks WHERE note_id IN ({_marks(part)}) GROUP BY note_id", part
+                )
             )
-            out.update((r[0], r[1]) for r in rows)
         return out
 
     def chunk_rows(self, chunk_ids: Sequence[int]) -> dict[int, ChunkRow]:
@@ -1025,27 +1027,32 @@ class IndexStore(LexicalStore, HistoryStore):
     def _read_chunk_rows(self, chunk_ids: Sequence[int]) -> dict[int, ChunkRow]:
         out: dict[int, ChunkRow] = {}
         for part in _parts(chunk_ids):
-            rows = self.conn.execute(
+            rows = self._tuples().execute(
                 "SELECT c.id, c.note_id, n.path, n.title, c.heading, c.text, n.date FROM chunks c "
                 f"JOIN notes n ON n.id = c.note_id WHERE c.id IN ({_marks(part)})",
                 part,
             )
-            out.update((r[0], ChunkRow(*r)) for r in rows)
+            out.update((r[0], r) for r in map(ChunkRow._make, rows))
         return out
 
     def note_chunk_vectors(self, note_ids: Sequence[int]) -> list[tuple[int, int, bytes]]:
         """(chunk id, note id, float32 vector bytes) of every chunk of these notes."""
-        if self._query_reads is not None:
-            return self._query_reads.note_chunk_vectors(note_ids, self._read_note_chunk_vectors)
-        return self._read_note_chunk_vectors(note_ids)
+        rows = self.note_chunk_codes(note_ids)
+        return [(r[0], r[1], v) for r, v in zip(rows, _float32([r[2] for r in rows]))]
 
-    def _read_note_chunk_vectors(self, note_ids: Sequence[int]) -> list[tuple[int, int, bytes]]:
+    def note_chunk_codes(self, note_ids: Sequence[int]) -> list[tuple[int, int, bytes]]:
+        """(chunk id, note id, vector as stored: ``vector_blobs``) of every chunk of these notes:
+        what a lane decodes at once into one matrix (``vector_blobs.decode_array``)."""
+        if self._query_reads is not None:
+            return self._query_reads.note_chunk_codes(note_ids, self._read_note_chunk_codes)
+        return self._read_note_chunk_codes(note_ids)
+
+    def _read_note_chunk_codes(self, note_ids: Sequence[int]) -> list[tuple[int, int, bytes]]:
         out: list[tuple[int, int, bytes]] = []
         for part in _parts(note_ids):
-            rows = self.conn.execute(
+            out += self._tuples().execute(
                 f"SELECT id, note_id, vector FROM chunks WHERE note_id IN ({_marks(part)})", part
-            ).fetchall()
-            out.extend((r[0], r[1], v) for r, v in zip(rows, _float32([r[2] for r in rows])))
+            )
         return out
 
     def chunk_vectors(self, chunk_ids: Sequence[int]) -> list[tuple[int, bytes]]:
@@ -1162,7 +1169,7 @@ class IndexStore(LexicalStore, HistoryStore):
             marks = _marks(part)
             out.extend(
                 (r[0], r[1], "links to", r[2])
-                for r in self.conn.execute(
+                for r in self._tuples().execute(
                     f"SELECT source_id, target_id, kind FROM links WHERE source_id IN ({marks})"
                     " AND target_id IS NOT NULL AND target_id != source_id ORDER BY id",
                     part,
@@ -1170,7 +1177,7 @@ class IndexStore(LexicalStore, HistoryStore):
             )
             back.extend(
                 (r[0], r[1], "linked from", r[2])
-                for r in self.conn.execute(
+                for r in self._tuples().execute(
                     f"SELECT target_id, source_id, kind FROM links WHERE target_id IN ({marks})"
                     " AND source_id != target_id ORDER BY id",
                     part,
@@ -1194,12 +1201,13 @@ class IndexStore(LexicalStore, HistoryStore):
         """How many other notes each of these notes links to (notes with no such link left out)."""
         out: dict[int, int] = {}
         for part in _parts(note_ids):
-            rows = self.conn.execute(
-                "SELECT source_id, count(DISTINCT target_id) FROM links WHERE target_id IS NOT NULL"
-                f" AND target_id != source_id AND source_id IN ({_marks(part)}) GROUP BY source_id",
-                part,
+            out.update(
+                self._tuples().execute(
+                    "SELECT source_id, count(DISTINCT target_id) FROM links WHERE target_id IS NOT NULL"
+                    f" AND target_id != source_id AND source_id IN ({_marks(part)}) GROUP BY source_id",
+                    part,
+                )
             )
-            out.update((r[0], r[1]) for r in rows)
         return out
 
     def linkers(self, note_id: int) -> list[int]:

@@ -371,12 +371,12 @@ class PastIndex(IndexStore):
         version = self.versions[note_id]
         return ChunkRow(chunk_id, note_id, version.path, version.title, heading, text, version.date)
 
-    def note_chunk_vectors(self, note_ids: Sequence[int]) -> list[tuple[int, int, bytes]]:
+    def note_chunk_codes(self, note_ids: Sequence[int]) -> list[tuple[int, int, bytes]]:
         present = [n for n in note_ids if n in self._current]
-        out = list(self.base.note_chunk_vectors(present))
+        out = list(self.base.note_chunk_codes(present))
         wanted = set(note_ids)
         past = [c for c, n in self._past_chunks.items() if n in wanted]
-        out += [(PAST + c, n, vector) for c, n, vector in self.base.history_chunk_vectors(past)]
+        out += [(PAST + c, n, vector) for c, n, vector in self.base.history_chunk_codes(past)]
         return out
 
     def fts_search(self, expression: str, weights: Sequence[float], limit: int) -> list[tuple[int, float]]:
