@@ -16,6 +16,14 @@ queries whose answer differs. A speed-up must leave it unchanged:
     BRAIN_HOME=/tmp/x-home python bench/ask_profile.py --check /tmp/before.json  # on the new
 
 Sets and vaults are bench/quality_ablation.py's (default: all five it reports on).
+
+``--against DIR`` (a checkout of another brain: ``git archive main | tar -x -C DIR``) compares
+the two trees: each round runs every set in a child process of each tree, in turns (old first
+in odd rounds, this tree first in even ones: the machine's load falls on both), and prints per
+set the median over rounds of each tree's p50 and p95 CPU time per ask, their ratio (this tree
+/ DIR), and whether every answer of the two trees is the same, bit for bit (exit 1 if not):
+
+    python bench/ask_profile.py --against /tmp/old-tree --rounds 5 --runs 2
 """
 
 from __future__ import annotations
@@ -27,6 +35,8 @@ import io
 import json
 import os
 import pstats
+import statistics
+import subprocess
 import sys
 import time
 import types
@@ -120,6 +130,47 @@ def report(out: dict, slowest: int) -> str:
     return "\n".join(lines)
 
 
+def against(args, names: list[str]) -> int:
+    """Each set asked by this tree and by ``args.against`` in turns; the ratios, and whether the
+    answers are the same."""
+    trees = {"old": Path(args.against).resolve(), "this": HERE.parent}
+    command = [sys.executable, __file__, "--sets", ",".join(names), "--runs", str(args.runs), "--json"]
+    command += ["--vault-copies", args.vault_copies]
+    p50: dict[tuple[str, str], list[float]] = {}
+    p95: dict[tuple[str, str], list[float]] = {}
+    digests: dict[str, dict] = {}
+    for round_ in range(args.rounds):
+        for tree in ("old", "this") if round_ % 2 == 0 else ("this", "old"):
+            env = {**os.environ, "PYTHONPATH": str(trees[tree])}
+            done = subprocess.run(command, env=env, capture_output=True, text=True)
+            if done.returncode:
+                sys.exit(f"{tree} ({trees[tree]}) failed: {done.stderr.strip()[-2000:]}")
+            got = json.loads(done.stdout.strip().splitlines()[-1])
+            for name, out in got.items():
+                p50.setdefault((name, tree), []).append(pct(out["totals"], 50))
+                p95.setdefault((name, tree), []).append(pct(out["totals"], 95))
+                digests.setdefault(tree, {})[name] = out["digest"]
+        print(f"round {round_ + 1} of {args.rounds} done", file=sys.stderr, flush=True)
+    print(f"CPU time per warm ask, median of {args.rounds} rounds of {args.runs} asks a query; old: {trees['old']}")
+    print(
+        f"  {'set':<16}{'queries':>8}{'old p50':>9}{'this p50':>9}{'ratio':>7}{'old p95':>9}{'this p95':>9}{'ratio':>7}"
+    )
+    differ = []
+    for name in names:
+        a50, b50 = statistics.median(p50[name, "old"]), statistics.median(p50[name, "this"])
+        a95, b95 = statistics.median(p95[name, "old"]), statistics.median(p95[name, "this"])
+        old_digest, this_digest = digests["old"][name], digests["this"][name]
+        differ += [f"{name}/{q}" for q in old_digest if old_digest[q] != this_digest.get(q)]
+        print(
+            f"  {name:<16}{len(old_digest):>8}{a50:>9.2f}{b50:>9.2f}{b50 / a50:>7.2f}{a95:>9.2f}{b95:>9.2f}{b95 / a95:>7.2f}"
+        )
+    if differ:
+        print(f"{len(differ)} answers differ between the trees: {', '.join(differ[:20])}")
+        return 1
+    print("every answer of the two trees is the same (notes, order, scores bit for bit)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sets", default=qa.DEFAULT_SETS, help="comma-separated: " + ", ".join(qa.SETS))
@@ -130,6 +181,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--save", metavar="FILE", help="write the answers' digest to FILE (JSON)")
     parser.add_argument("--check", metavar="FILE", help="exit 1 if an answer differs from FILE's digest")
     parser.add_argument("--vault-copies", default=str(qa.default_copies()), metavar="DIR")
+    parser.add_argument("--against", metavar="DIR", help="compare with another brain's tree (see above)")
+    parser.add_argument("--rounds", type=int, default=5, help="with --against: turns of the two trees")
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # a child of --against
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("BRAIN_EMBED_MODEL", qa.packaged_minilm())
@@ -138,14 +192,23 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in names if n not in qa.SETS]
     if unknown:
         sys.exit(f"no set named {', '.join(map(repr, unknown))}: the sets are {', '.join(qa.SETS)}")
+    if args.against:
+        return against(args, names)
     profiler = (
         cProfile.Profile(time.thread_time if args.clock == "cpu" else time.perf_counter) if args.profile else None
     )
     digests: dict[str, dict] = {}
+    totals: dict[str, dict] = {}
     for name in names:
         out = run_set(name, args, profiler)
         digests[name] = out["digest"]
+        if args.json:
+            totals[name] = {"totals": [r["total"] for r in out["per_query"]], "digest": out["digest"]}
+            continue
         print(report(out, args.slowest), flush=True)
+    if args.json:
+        print(json.dumps(totals))
+        return 0
     whole = hashlib.sha256(json.dumps(digests, sort_keys=True).encode()).hexdigest()[:16]
     print(f"digest of every answer: {whole}")
     if profiler is not None:
