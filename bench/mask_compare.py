@@ -32,13 +32,33 @@ HERE = Path(__file__).resolve().parents[1]
 SHARED = HERE.parent / "shared"
 
 
-def load_redact(tree: Path, name: str) -> Callable[[str], str]:
-    """``redact`` of the checkout at ``tree``: redact.py imports the standard library only."""
-    spec = importlib.util.spec_from_file_location(name, tree / "brain" / "ledger" / "redact.py")
+def masker(tree: Path) -> Path | None:
+    """The masker's file in the checkout at ``tree``: brain/ledger/redact.py, or the package's
+    brain/ledger/redact/__init__.py (split by job since stop 69); None where it has neither."""
+    ledger = tree / "brain" / "ledger"
+    for path in (ledger / "redact.py", ledger / "redact" / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def load_masker(tree: Path, name: str) -> ModuleType:
+    """The masker of the checkout at ``tree``, loaded as ``name``: it imports the standard library only
+    (a package's modules import each other, relative to ``name``, so it is in sys.modules first)."""
+    path = masker(tree)
+    assert path is not None, tree
+    package = [str(path.parent)] if path.name == "__init__.py" else None
+    spec = importlib.util.spec_from_file_location(name, path, submodule_search_locations=package)
     assert spec is not None and spec.loader is not None
     module: ModuleType = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
     spec.loader.exec_module(module)
-    return module.redact  # type: ignore[no-any-return]
+    return module
+
+
+def load_redact(tree: Path, name: str) -> Callable[[str], str]:
+    """``redact`` of the checkout at ``tree`` (load_masker)."""
+    return load_masker(tree, name).redact  # type: ignore[no-any-return]
 
 
 def strings(value: Any) -> Iterator[str]:
@@ -114,8 +134,8 @@ def main() -> int:
     args = parser.parse_args()
     args.transcripts = args.transcripts or args.shared / "fixtures" / "claude-code"
     args.vaults = args.vaults or args.shared / "bench" / "vaults"
-    if not (args.old / "brain" / "ledger" / "redact.py").is_file():
-        parser.exit(2, f"mask_compare.py: --old {args.old}: no brain/ledger/redact.py there\n")
+    if masker(args.old) is None:
+        parser.exit(2, f"mask_compare.py: --old {args.old}: no brain/ledger/redact.py nor redact/ there\n")
     if (why := missing(args)) is not None:
         parser.exit(2, f"mask_compare.py: {why}; nothing compared (pass --shared DIR, or --no-shared with --also)\n")
     if args.no_shared:

@@ -1,9 +1,9 @@
 """What importing the ledger's masker costs a fresh process, this checkout's against another's, interleaved:
 both hooks import it on every call. Each round runs one fresh interpreter per checkout (old, this, old, this …)
-that loads brain/ledger/redact.py alone (as bench/mask_compare.py does), then masks a plain turn (no secret)
-and a turn with a password in it; it prints the CPU milliseconds (``time.process_time``) of each step, their
-medians, and the ratio of the medians. Bytecode is written and read (a first run per checkout, not timed, writes
-it), as an installed brain's is.
+that loads the masker alone (brain/ledger/redact.py, or the package brain/ledger/redact/ it was split into, as
+bench/mask_compare.py does), then masks a plain turn (no secret) and a turn with a password in it; it prints
+the CPU milliseconds (``time.process_time``) of each step, their medians, and the ratio of the medians.
+Bytecode is written and read (a first run per checkout, not timed, writes it), as an installed brain's is.
 
     git archive main | tar -x -C /tmp/main-tree
     python bench/mask_import.py --old /tmp/main-tree [--rounds 15] [--max-ratio 0.5]
@@ -20,14 +20,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+from mask_compare import masker
+
 HERE = Path(__file__).resolve().parents[1]
 PLAIN = "Let us refactor the index store before the release; see notes/plan.md and run pytest -q tests/test_x.py"
 SECRET = "the staging db password is hunter22x, user bob; deploy with DB_PASSWORD=Tr0ub4dor&3 make deploy"
 CHILD = """
-import importlib.util, sys, time
+import importlib.util, os, sys, time
 started = time.process_time()
-spec = importlib.util.spec_from_file_location("redact", sys.argv[1])
+package = [os.path.dirname(sys.argv[1])] if sys.argv[1].endswith("__init__.py") else None
+spec = importlib.util.spec_from_file_location("redact", sys.argv[1], submodule_search_locations=package)
 module = importlib.util.module_from_spec(spec)
+sys.modules["redact"] = module  # a package's modules import each other relative to it
 spec.loader.exec_module(module)
 imported = time.process_time()
 module.redact(sys.argv[2])
@@ -41,7 +45,7 @@ STEPS = ("import", "+ a plain turn", "+ a turn with secrets")
 
 def one_run(tree: Path, env: dict[str, str]) -> list[float]:
     """The CPU milliseconds of each of STEPS in a fresh interpreter loading ``tree``'s masker."""
-    command = [sys.executable, "-c", CHILD, str(tree / "brain" / "ledger" / "redact.py"), PLAIN, SECRET]
+    command = [sys.executable, "-c", CHILD, str(masker(tree)), PLAIN, SECRET]
     out = subprocess.run(command, env=env, cwd="/", capture_output=True, text=True, check=True).stdout
     return [float(figure) for figure in out.split()]
 
@@ -52,8 +56,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--max-ratio", type=float, help="exit 1 unless this import's CPU is at most this times --old's")
     args = parser.parse_args()
-    if not (args.old / "brain" / "ledger" / "redact.py").is_file():
-        parser.exit(2, f"mask_import.py: --old {args.old}: no brain/ledger/redact.py there\n")
+    if masker(args.old) is None:
+        parser.exit(2, f"mask_import.py: --old {args.old}: no brain/ledger/redact.py nor redact/ there\n")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     trees = {"old": args.old.resolve(), "this": HERE}
     runs: dict[str, list[list[float]]] = {name: [] for name in trees}

@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from mask_compare import HERE, SHARED, load_redact, texts
+from mask_compare import HERE, SHARED, load_redact, masker, texts
 
 
 def one_round(redact: Callable[[str], str], corpus: list[str]) -> tuple[float, list[str]]:
@@ -41,8 +41,8 @@ def main() -> int:
     transcripts, vaults = args.shared / "fixtures" / "claude-code", args.shared / "bench" / "vaults"
     if not any(transcripts.glob("*.jsonl")) or not vaults.is_dir():
         parser.exit(2, f"mask_speed.py: no transcripts in {transcripts} or no vaults in {vaults}\n")
-    if not (args.old / "brain" / "ledger" / "redact.py").is_file():
-        parser.exit(2, f"mask_speed.py: --old {args.old}: no brain/ledger/redact.py there\n")
+    if masker(args.old) is None:
+        parser.exit(2, f"mask_speed.py: --old {args.old}: no brain/ledger/redact.py nor redact/ there\n")
     corpus = [text for _, _, text in texts(transcripts, vaults, [])]
     megabytes = sum(len(text.encode()) for text in corpus) / 1e6
     old, new = load_redact(args.old, "redact_old"), load_redact(HERE, "redact_new")

@@ -149,6 +149,30 @@ def test_mask_compare_reads_what_it_is_told(tmp_path):
     assert "1 texts (0 of transcripts, 0 of vaults, 1 of --also)" in done.stdout
 
 
+def test_the_mask_benches_load_a_masker_of_one_file_or_a_package(tmp_path):
+    # The masker was one file, brain/ledger/redact.py, until it was split into the package redact/: the
+    # benches compare this checkout's (a package) with another's, of either layout, each loaded alone.
+    old = tmp_path / "old"
+    (old / "brain" / "ledger").mkdir(parents=True)
+    (old / "brain" / "ledger" / "redact.py").write_text("def redact(text):\n    return text\n")
+    shared = tmp_path / "shared"
+    (shared / "fixtures" / "claude-code").mkdir(parents=True)
+    (shared / "fixtures" / "claude-code" / "t.jsonl").write_text('{"text": "the password is hunter22x"}\n')
+    (shared / "bench" / "vaults" / "v").mkdir(parents=True)
+    (shared / "bench" / "vaults" / "v" / "n.md").write_text("# a note\n")
+    compare = [sys.executable, str(BENCH / "mask_compare.py"), "--old", str(old), "--shared", str(shared)]
+    done = subprocess.run(compare, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "4 texts (3 of transcripts, 1 of vaults, 0 of --also), 2 masked otherwise" in done.stdout
+    imports = [sys.executable, str(BENCH / "mask_import.py"), "--old", str(old), "--rounds", "1"]
+    done = subprocess.run(imports, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "import" in done.stdout and "all three" in done.stdout
+    (old / "brain" / "ledger" / "redact.py").unlink()
+    done = subprocess.run(compare, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "no brain/ledger/redact.py nor redact/ there" in done.stderr
+
+
 # A brain of its own, in another checkout: every note one chunk under "Other", no link, no heading.
 _OTHER_BRAIN = {
     "brain/__init__.py": "",
