@@ -220,7 +220,7 @@ def test_redact_long_high_entropy_token(token):
 
 
 def test_bare_random_keys_are_masked_all_but_rarely():
-    # The shape test's thresholds let ~0.2% of 40-character keys through (redact.py); what it
+    # The shape test's thresholds let ~0.2% of 40-character keys through (redact/rules.py); what it
     # reads as words (a name's, a date's numbers) must not make random keys look like names.
     keys = [_random_text(f"key{i}", 40) for i in range(4000)]
     keys += [k.replace("+", "-").replace("/", "_") for k in keys[:2000]]  # base64url
