@@ -227,6 +227,26 @@ def utc(monkeypatch):
 
 
 @pytest.fixture
+def zone():
+    """Set the local time zone (a POSIX TZ string, or a name) for one test, as often as it likes;
+    the run's own is back after it, in the environment and in this process's reading of it."""
+    saved = os.environ.get("TZ")
+
+    def set_zone(name: str) -> None:
+        os.environ["TZ"] = name
+        time.tzset()
+
+    try:
+        yield set_zone
+    finally:
+        if saved is None:
+            os.environ.pop("TZ", None)
+        else:
+            os.environ["TZ"] = saved
+        time.tzset()
+
+
+@pytest.fixture
 def toy_vault(tmp_path) -> Path:
     """A private copy of toy_vault/, safe to edit."""
     target = tmp_path / "vault"

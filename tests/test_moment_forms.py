@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -53,16 +51,8 @@ NOW = dt.datetime(2026, 12, 6, 18, 0, tzinfo=dt.timezone.utc).timestamp()
 
 
 @pytest.fixture
-def moscow():
-    saved = os.environ.get("TZ")
-    os.environ["TZ"] = "MSK-3"
-    time.tzset()
-    yield
-    if saved is None:
-        os.environ.pop("TZ", None)
-    else:
-        os.environ["TZ"] = saved
-    time.tzset()
+def moscow(zone):
+    zone("MSK-3")
 
 
 def _utc(text: str) -> dt.datetime:

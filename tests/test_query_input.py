@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import re
 import time
 from pathlib import Path
@@ -43,23 +42,6 @@ def vault(tmp_path) -> Path:
         write(root, rel, text)
     index_vault(root, progress=False)
     return root
-
-
-@pytest.fixture
-def zone():
-    """Set the local time zone (a POSIX TZ string) for one test; put back after it."""
-    saved = os.environ.get("TZ")
-
-    def set_zone(name: str) -> None:
-        os.environ["TZ"] = name
-        time.tzset()
-
-    yield set_zone
-    if saved is None:
-        os.environ.pop("TZ", None)
-    else:
-        os.environ["TZ"] = saved
-    time.tzset()
 
 
 def _one_line_error(out, option: str) -> None:

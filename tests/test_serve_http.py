@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import socket
 import threading
@@ -285,23 +284,6 @@ def test_pipelined_requests_get_the_first_answered_and_the_server_lives_on(toy_v
         status, _, answer = _exchange(daemon, _head(daemon, ping) * 3 + b"GARBAGE\r\n\r\n")
         assert status == 200 and answer.count(b"HTTP/1.") == 0 and json.loads(answer)["ok"] is True
         assert request(daemon, "ping")["ok"] is True
-
-
-@pytest.fixture
-def zone():
-    """Set the local time zone (a POSIX TZ string, or a name) for one test; put back after it."""
-    saved = os.environ.get("TZ")
-
-    def set_zone(name: str) -> None:
-        os.environ["TZ"] = name
-        time.tzset()
-
-    yield set_zone
-    if saved is None:
-        os.environ.pop("TZ", None)
-    else:
-        os.environ["TZ"] = saved
-    time.tzset()
 
 
 MOMENTS = [
