@@ -10,7 +10,7 @@ server would refuse by the protocol's limits (a query over ``MAX_QUERY_CHARS``, 
 ask`` cuts to it first, ``protocol.cut_query``) is ``NoServer`` at once, without a round trip.
 
 Used by ``brain ask``, ``brain status``, ``brain serve --stop``, ``brain mcp`` and the prompt
-hook; nothing here imports torch, numpy, faiss or mcp (tests/test_serve_client.py checks).
+hook; nothing here imports torch, numpy, faiss or mcp (tests/test_serve_process.py checks).
 """
 
 from __future__ import annotations
@@ -172,7 +172,7 @@ def _silent_path(root: Path) -> Path:
     return runtime.runtime_dir(root) / SILENT_FILE
 
 
-def _same_server(mark: Any, record: dict[str, Any]) -> bool:
+def _same_server(mark: object, record: dict[str, Any]) -> bool:
     return isinstance(mark, dict) and [mark.get("pid"), mark.get("started_at")] == [
         record.get("pid"),
         record.get("started_at"),
@@ -181,16 +181,9 @@ def _same_server(mark: Any, record: dict[str, Any]) -> bool:
 
 def _mark_silent(root: Path, record: dict[str, Any]) -> None:
     """Say beside the record that this server let a question time out now (``SILENT_FILE``)."""
-    import os  # here: only a server that let a question time out pays for it
-
     mark = {"pid": record.get("pid"), "started_at": record.get("started_at"), "at": time.time()}
-    path = _silent_path(root)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with open(fd, "w", encoding="utf-8") as handle:
-            json.dump(mark, handle)
-        os.replace(tmp, path)
+        runtime.write_private(_silent_path(root), json.dumps(mark).encode("utf-8"))
     except OSError:  # a full disk, the folder gone: the next client waits the timeout, as before
         pass
 

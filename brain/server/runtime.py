@@ -142,10 +142,16 @@ def write_record(root: Path, record: dict[str, Any]) -> None:
         text = json.dumps(record, indent=2, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
         text = json.dumps(record, indent=2).encode("ascii")
+    write_private(path, text)
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Write ``path`` whole, owner-only from the start: a temporary file beside it (mode 0600),
+    renamed over it, so a reader sees the old file or the new one, never half of one."""
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as handle:
-        handle.write(text)
+        handle.write(data)
     os.replace(tmp, path)
 
 
