@@ -874,7 +874,9 @@ class _Connections:
         requests being answered already, "kept" when it is in a place kept for the prompt hook
         and is not its request. A request saying ``prompt_hook`` is the hook's only when its
         client process has no other being answered: the hook asks one question a process, and a
-        process that says so of each of many questions had them all go first."""
+        process that says so of each of many questions had them all go first. One refused
+        ("crowded", "kept") is left waiting on the server until its refusal is written (``wrote``): said to
+        wait on its client here, it was the first closed for a newcomer, its refusal cut off."""
         with self._lock:
             if conn not in self._open:
                 return "closed"
@@ -888,21 +890,14 @@ class _Connections:
                 if mine and (len(mine) >= self.per_client or urgent):
                     live = sum(not _hung_up(other) for other in mine)
                     if live >= self.per_client:
-                        return self._refused(conn, "crowded")
+                        return "crowded"
                     urgent = urgent and not live
             if conn in self._kept and not urgent:
-                return self._refused(conn, "kept")
+                return "kept"
             if peer is not None:
                 self._peers[conn] = peer
             self._open[conn] = (False, time.monotonic())
             return "urgent" if urgent else None
-
-    def _refused(self, conn: socket.socket, why: str) -> str:
-        """``why``, for a connection refused once read: its refusal is written and it is read on,
-        waiting on its client again (for another to close) once written (``wrote``): said so
-        here, with its time of coming, it was the first closed for a newcomer, its refusal cut
-        off (its client asked again all the same, taking it for one)."""
-        return why
 
     def stalled(self, conn: socket.socket, stalled: bool) -> None:
         """Its answer's write has had no byte taken for ``STALLED_AFTER`` s (``stalled``): it
@@ -1013,7 +1008,7 @@ class _DeadlineReads(io.RawIOBase):
         self.deadline = time.monotonic() + seconds
         self.timed_out = False
         # bytes the head may still take (the reader's look-ahead beyond it counted too), until
-        # the head is read (``head_read``)
+        # the head is read (``_HttpHandler.parse_request`` sets it None)
         self.head_left: int | None = MAX_HEAD_BYTES + io.DEFAULT_BUFFER_SIZE
 
     def readable(self) -> bool:
