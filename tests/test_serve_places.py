@@ -920,3 +920,46 @@ def test_lines_said_long_ago_are_not_kept_for_as_long_as_the_server_runs(monkeyp
         r"1 more like it in the last \d s: indexing /vault failed: cannot read Note 0\.md", messages[-2]
     )
     assert messages[-1] == "indexing /vault failed: cannot read Note 0.md"
+
+
+def test_an_http_request_refused_crowded_gives_its_place_to_a_newcomer_once_written(toy_vault, monkeypatch):
+    """Over HTTP a request refused ``crowded`` (its process has ``per_client`` being answered)
+    was read on for ``LINGER_SECONDS`` still said to wait on the server: its refusal was never
+    said written (``wrote``), as the socket's is, so a client that kept its end open held its
+    place, and the next client was told busy."""
+    from test_serve_wire import _http
+
+    monkeypatch.setattr(daemon_module, "MAX_CONNECTIONS", 2)  # one being answered a process
+    monkeypatch.setattr(daemon_module, "PROMPT_PLACES", 0)
+    with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
+        port, headers = _http(daemon)
+        monkeypatch.setattr(daemon.tcp_peers, "pid", lambda conn: 4242)  # every HTTP request one process's
+        answer, begun, go_on = daemon.answer, threading.Event(), threading.Event()
+
+        def held_once(body):
+            if not begun.is_set():
+                begun.set()
+                go_on.wait(60)
+            return answer(body)
+
+        monkeypatch.setattr(daemon, "answer", held_once)
+        ping = protocol.encode(protocol.request("ping", str(daemon.root)))
+        head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        post = f"POST /v1 HTTP/1.1\r\n{head}Content-Length: {len(ping)}\r\n\r\n".encode() + ping
+        first, refused = (socket.create_connection(("127.0.0.1", port), timeout=30) for _ in range(2))
+        try:
+            first.sendall(post)
+            assert begun.wait(30)  # being answered, held
+            refused.sendall(post)  # its end kept open
+            assert refused.recv(1 << 16).startswith(b"HTTP/1.0 503"), "not refused crowded"
+            open_ = daemon.connections._open
+            wait_until(lambda: any(on_client for on_client, _ in open_.values()), 5, "the written refusal given up")
+            newcomer = request(daemon, "ping")
+            assert newcomer["ok"] is True, newcomer  # before: busy, for the refused one's read-on
+            assert daemon.connections.closed == 1
+        finally:
+            go_on.set()
+            answered = first.recv(1 << 16)
+            first.close()
+            refused.close()
+        assert answered.startswith(b"HTTP/1.0 200"), answered

@@ -1186,9 +1186,12 @@ class _HttpHandler(BaseHTTPRequestHandler):
             return  # closed for another while it sent its body
         if state == "crowded":
             who = "this client" if pid is not None else "HTTP clients whose process is not known"
-            return self._reply(
-                503, protocol.error("busy", f"{daemon.connections.per_client} requests of {who} are being answered")
-            )
+            try:
+                return self._reply(
+                    503, protocol.error("busy", f"{daemon.connections.per_client} requests of {who} are being answered")
+                )
+            finally:
+                daemon.connections.wrote(self.connection)  # its refusal written: now it may give way
         with caller(peer, lambda: _hung_up(self.connection)):
             reply = daemon.answer(body)
         status = 200 if reply.get("ok") else HTTP_STATUS.get(reply.get("error", {}).get("code"), 500)
