@@ -23,8 +23,9 @@ import re
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
@@ -49,6 +50,9 @@ from ..recall.types import BASE_MODES, DEFAULT_MODE
 from ..server import client, protocol
 from ..text import for_model, one_line_for_model
 from .backend import Backend
+
+if TYPE_CHECKING:  # stdio.py is imported as the session starts (run_stdio_async)
+    from .stdio import InFlight
 
 log = logging.getLogger("brain")
 
@@ -294,8 +298,10 @@ class BrainServer(MCPServer):
         super().__init__(*args, **kwargs)
         from .stdio import UNREADABLE
 
-        self.on_stdin_end: Any = None  # called once the client's stdin has ended (``run``: _AfterStdin)
-        self.flow: Any = None  # the session's ``stdio.InFlight`` while it serves: tool calls wait for room
+        self.on_stdin_end: Callable[[], None] | None = (
+            None  # called once the client's stdin has ended (``run``: _AfterStdin)
+        )
+        self.flow: InFlight | None = None  # the session's ``stdio.InFlight`` while it serves: tool calls wait for room
 
         self._lowlevel_server.add_request_handler(UNREADABLE, _Unreadable, _answer_unreadable)
 
