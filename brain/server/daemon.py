@@ -1130,25 +1130,9 @@ class _HttpHandler(BaseHTTPRequestHandler):
             return self._reply(401, protocol.error("bad_request", "missing or wrong token (serve.json holds it)"))
         if not self.headers.get("Content-Type", "").startswith("application/json"):
             return self._reply(415, protocol.error("bad_request", "Content-Type: application/json"))
-        if "Transfer-Encoding" in self.headers:
-            # a chunked body (with a Content-Length too: its chunks' sizes were read as the JSON)
-            return self._reply(411, protocol.error("bad_request", "a body with its Content-Length, not chunked"))
-        lengths = {value.strip() for value in self.headers.get_all("Content-Length", [])}
-        if not lengths:
-            return self._reply(411, protocol.error("bad_request", "Content-Length required"))
-        given = lengths.pop()
-        if lengths or not (given.isascii() and given.isdigit()):
-            # int() read "+5", "5_0" and other scripts' digits; -5 was refused as over 1 MiB
-            return self._reply(
-                400, protocol.error("bad_request", "Content-Length: one whole number of bytes, in ASCII digits")
-            )
-        length = int(given)
-        if length > protocol.MAX_REQUEST_BYTES:
-            # unread, its bytes reset the client still sending them; one that waits to be told to
-            # send it (curl's way with a body over 1 MiB) is told no at once, and sends none
-            if self.headers.get("Expect", "").strip().lower() != "100-continue":
-                self._read_through(length)
-            return self._reply(413, protocol.error("bad_request", f"request over {protocol.MAX_REQUEST_BYTES} bytes"))
+        length = self._body_length()
+        if length is None:
+            return None
         try:
             body = self.rfile.read(length)
         except TimeoutError:  # the client's, not a bug: it was logged with a traceback, answered 500
@@ -1200,6 +1184,34 @@ class _HttpHandler(BaseHTTPRequestHandler):
                 self._reply(status, reply, daemon.connections)
             finally:
                 daemon.connections.wrote(self.connection)
+
+    def _body_length(self) -> int | None:
+        """The body's length, as its one Content-Length gives it; None once its refusal is written
+        (chunked, none, not one whole number, over ``protocol.MAX_REQUEST_BYTES``)."""
+        if "Transfer-Encoding" in self.headers:
+            # a chunked body (with a Content-Length too: its chunks' sizes were read as the JSON)
+            self._reply(411, protocol.error("bad_request", "a body with its Content-Length, not chunked"))
+            return None
+        lengths = {value.strip() for value in self.headers.get_all("Content-Length", [])}
+        if not lengths:
+            self._reply(411, protocol.error("bad_request", "Content-Length required"))
+            return None
+        given = lengths.pop()
+        if lengths or not (given.isascii() and given.isdigit()):
+            # int() read "+5", "5_0" and other scripts' digits; -5 was refused as over 1 MiB
+            self._reply(
+                400, protocol.error("bad_request", "Content-Length: one whole number of bytes, in ASCII digits")
+            )
+            return None
+        length = int(given)
+        if length > protocol.MAX_REQUEST_BYTES:
+            # unread, its bytes reset the client still sending them; one that waits to be told to
+            # send it (curl's way with a body over 1 MiB) is told no at once, and sends none
+            if self.headers.get("Expect", "").strip().lower() != "100-continue":
+                self._read_through(length)
+            self._reply(413, protocol.error("bad_request", f"request over {protocol.MAX_REQUEST_BYTES} bytes"))
+            return None
+        return length
 
     def _read_through(self, length: int) -> None:
         """Read and throw away a body of ``length`` bytes, up to ``DRAIN_BYTES``; a client that
