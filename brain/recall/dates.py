@@ -157,11 +157,11 @@ _COUNTED_BEFORE = re.compile(
 _RANGE_SEPARATOR = r"\s*(?P<sep>-|–|—|по|to|until|till|through|and|и|до)\s*"
 _DAY_RANGE = re.compile(
     rf"{_W}(?P<from>(?:с|from|between|между)\s+)?(?:the\s+)?(?P<d1>[0-9]{{1,2}}){_ORDINAL}{_RANGE_SEPARATOR}"
-    rf"(?:the\s+)?(?P<d2>[0-9]{{1,2}}){_ORDINAL}\s+(?:of\s+)?(?P<m1>\w+){_E}\.?(?:,?\s+{_YEAR}{_E})?"
+    rf"(?:the\s+)?(?P<d2>[0-9]{{1,2}}){_ORDINAL}\s+(?:of\s+)?(?P<m1>\w+){_E}\.?(?:,?\s+(?P<year>{_YEAR}){_E})?"
 )
 _MONTH_RANGE = re.compile(
     rf"{_W}(?P<from>(?:from|between)\s+)?(?P<m1>\w+)\.?\s+(?:the\s+)?(?P<d1>[0-9]{{1,2}}){_ORDINAL}{_RANGE_SEPARATOR}"
-    rf"(?:(?P<m2>\w+)\.?\s+)?(?:the\s+)?(?P<d2>[0-9]{{1,2}}){_ORDINAL}{_E}(?:,?\s+{_YEAR}{_E})?"
+    rf"(?:(?P<m2>\w+)\.?\s+)?(?:the\s+)?(?P<d2>[0-9]{{1,2}}){_ORDINAL}{_E}(?:,?\s+(?P<year>{_YEAR}){_E})?"
 )
 # What bounds a day's period on one side, before it: since it (the day and after), after it (the days after),
 # before it (the days before: no one period to read, not the day itself, which "до 3 марта" was).
@@ -367,7 +367,7 @@ def _range(text: str, today: dt.date) -> Period | None:
             second = month_number(match.group("m2")) if pattern is _MONTH_RANGE and match.group("m2") else first
             if first is None or second is None or _counted(text, match.start("d1")):
                 continue
-            d1, d2, year = int(match.group("d1")), int(match.group("d2")), match.group(len(match.groups()))
+            d1, d2, year = int(match.group("d1")), int(match.group("d2")), match.group("year")
             if year is not None:
                 start = _date(int(year), first, d1)
             else:
