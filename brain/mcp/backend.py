@@ -34,6 +34,9 @@ SKIP_SILENT_SERVER = 60.0
 # ``brain ask`` asks 8 times: it has one question; a session has its 40 worker threads' at once,
 # each waiting its turn.
 SERVER_TRIES = 1000
+# The requests that take ``wait`` (protocol.py: seconds to wait for the index to load or catch
+# up): the server's, within the call's timeout; this process's, LOCAL_WAIT.
+WAITING_OPS = ("ask", "note", "neighbours", "history")
 
 
 class Backend:
@@ -62,7 +65,7 @@ class Backend:
         if self.use_server and time.monotonic() >= self._ask_server_after:
             timeout = config.serve_timeout()
             remote = dict(fields)
-            if op in ("ask", "note", "neighbours", "history"):  # a server still loading may take a moment
+            if op in WAITING_OPS:  # a server still loading may take a moment
                 remote.setdefault("wait", client.wait_for(timeout))
             try:
                 return client.call(self.root, op, timeout=timeout, tries=SERVER_TRIES, **remote)
@@ -71,12 +74,10 @@ class Backend:
                     self._told_other_build = True
                     log.warning("%s; answering in this process", exc)
             except (client.Unresponsive, client.Refused) as exc:
-                # hung, or refusing (busy) the whole timeout: every call would wait it out
-                self._ask_server_after = time.monotonic() + SKIP_SILENT_SERVER
-                log.warning("%s; answering in this process, asking it again in %g s", exc, SKIP_SILENT_SERVER)
+                self._pass_over_server(exc)  # hung, or refusing (busy) the whole timeout: every call would wait it out
             except client.NoServer as exc:
                 log.debug("%s; answering in this process", exc)
-        if op in ("ask", "note", "neighbours", "history"):
+        if op in WAITING_OPS:
             fields.setdefault("wait", LOCAL_WAIT)
         # The request in JSON's normal form, as the server would read it, but not as bytes: a
         # vault path that is not UTF-8 (a lone surrogate in Python) must reach the index as it
@@ -133,14 +134,19 @@ class Backend:
         try:
             client.call(self.root, "status", timeout=config.serve_timeout(), tries=SERVER_TRIES)
         except (client.Unresponsive, client.Refused) as exc:
-            self._ask_server_after = time.monotonic() + SKIP_SILENT_SERVER
-            log.warning("%s; answering in this process, asking it again in %g s", exc, SKIP_SILENT_SERVER)
+            self._pass_over_server(exc)
             return False
         except client.NoServer:  # none, another brain (calls are answered here), or unreadable
             return False
         except client.ServerError:  # it answered
             return True
         return True
+
+    def _pass_over_server(self, exc: Exception) -> None:
+        """Answer in this process for ``SKIP_SILENT_SERVER`` s, saying why: the server let a
+        question time out, or refused it all through the timeout."""
+        self._ask_server_after = time.monotonic() + SKIP_SILENT_SERVER
+        log.warning("%s; answering in this process, asking it again in %g s", exc, SKIP_SILENT_SERVER)
 
     def _warm(self) -> None:
         try:
