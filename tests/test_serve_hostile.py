@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -353,6 +354,46 @@ for t in threads:
 """
 
 
+def _taken_in(monkeypatch, connections) -> Callable[[], int]:
+    """How many connections ``connections`` has taken in so far: refused at the door, or read
+    (``answering``) and, if refused there, their refusal written. One read but not yet refused
+    keeps its place as waiting on the server: on a loaded machine a flood's connection whose
+    thread had not got to it yet held one when the test asked, and the test's question was
+    ``busy``, though the flood's were refused in the end."""
+    lock = threading.Lock()
+    doors, read, refusing = [0], [0], set()
+    admit, answering, wrote = connections.admit, connections.answering, connections.wrote
+
+    def admitted(conn, *args, **kwargs):
+        taken = admit(conn, *args, **kwargs)
+        with lock:
+            doors[0] += not taken
+        return taken
+
+    def reading(conn, *args, **kwargs):
+        state = answering(conn, *args, **kwargs)
+        with lock:
+            read[0] += 1
+            if state in ("crowded", "kept"):
+                refusing.add(conn)
+        return state
+
+    def written(conn):
+        wrote(conn)
+        with lock:
+            refusing.discard(conn)
+
+    monkeypatch.setattr(connections, "admit", admitted)
+    monkeypatch.setattr(connections, "answering", reading)
+    monkeypatch.setattr(connections, "wrote", written)
+
+    def count() -> int:
+        with lock:
+            return doors[0] + read[0] - len(refusing)
+
+    return count
+
+
 @pytest.mark.parametrize("limit", [64, 8])  # with 8, its twelve would take every place
 @pytest.mark.parametrize("victim", ["socket", "http"])
 def test_an_http_client_sending_many_questions_at_once_keeps_no_other_client_waiting_behind_them(
@@ -371,11 +412,15 @@ def test_an_http_client_sending_many_questions_at_once_keeps_no_other_client_wai
         port = url.split(":")[2].split("/")[0]
         token = runtime.read_record(daemon.root)["token"]
         body = json.dumps(protocol.request("ask", str(daemon.root), query="slow question", modes=["hybrid+ppr"]))
+        taken_in = _taken_in(monkeypatch, daemon.connections)
         other = subprocess.Popen([sys.executable, "-c", HTTP_FLOODER, port, token, body], stdout=subprocess.PIPE)
         try:
             assert other.stdout is not None and other.stdout.readline() == b"sent\n"
             # its twelve questions (4.8 s of work) came first
             wait_until(lambda: _waiting_their_turn(daemon) >= 2, 30, "the other client's questions")
+            # and were all taken in: answered, waiting their turn, or refused (with 8 places, all
+            # but two of them: what places they held are theirs no longer)
+            wait_until(lambda: taken_in() >= 12, 60, "the other client's twelve to be taken in")
             ours = protocol.request(
                 "ask", str(daemon.root), query="agent memory", modes=["hybrid+ppr"], settings={"k": 3}
             )
@@ -391,6 +436,101 @@ def test_an_http_client_sending_many_questions_at_once_keeps_no_other_client_wai
             other.wait(30)
             if other.stdout:
                 other.stdout.close()
+
+
+SOCKET_ASKER = """
+import socket, sys
+sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+sock.settimeout(120)
+sock.connect(sys.argv[1])
+sock.sendall(sys.argv[2].encode())
+sock.shutdown(socket.SHUT_WR)
+print(b"".join(iter(lambda: sock.recv(65536), b"")).decode(), end="", flush=True)
+"""
+
+
+def _http_ask(daemon, body: bytes) -> tuple[int, dict, socket.socket]:
+    """POST ``body``; its status, its reply, and the connection, its end left open as a slow
+    client leaves it (``http.client`` closes it once the answer is read)."""
+    url = daemon.http_url()
+    assert url is not None
+    port = int(url.split(":")[2].split("/")[0])
+    token = runtime.read_record(daemon.root)["token"]
+    sock = socket.create_connection(("127.0.0.1", port), timeout=120)
+    head = (
+        f"POST /v1 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    sock.sendall(head.encode() + body)
+    answer = b"".join(iter(lambda: sock.recv(65536), b""))  # the server's end closes after it
+    status_line, _, rest = answer.partition(b"\r\n")
+    return int(status_line.split()[1]), json.loads(rest.partition(b"\r\n\r\n")[2]), sock
+
+
+def test_an_http_request_refused_for_its_clients_share_gives_way_to_another_client(toy_vault, monkeypatch):
+    """An HTTP request refused ``busy`` for its client's share was read on (``_linger``) as
+    waiting on the server, its place no one else's until its client closed its end (up to
+    2 s), where a socket one gives way once its refusal is written. A client's two questions
+    waiting their turn and six of its refused, their ends not yet closed (a loaded machine), took
+    all 8 places: another process asking on the socket was ``busy`` (the flood test above, 1
+    run in 2 beside two CPU burners)."""
+    monkeypatch.setattr(daemon_module, "MAX_CONNECTIONS", 8)  # a client's share: 2
+    linger = daemon_module._linger
+    monkeypatch.setattr(daemon_module, "_linger", lambda conn, seconds=600.0: linger(conn, seconds))
+    handled = []
+    post = daemon_module._HttpHandler._post
+
+    def counted(self) -> None:
+        try:
+            post(self)
+        finally:
+            handled.append(self)
+
+    monkeypatch.setattr(daemon_module._HttpHandler, "_post", counted)
+    _index(toy_vault)
+    with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
+        service = daemon.service
+        ask = protocol.encode(protocol.request("ask", str(daemon.root), query="agent memory", modes=["hybrid+ppr"]))
+        release = threading.Event()
+        blocker = threading.Thread(target=lambda: service.run(lambda r: release.wait(300), timeout=600))
+        blocker.start()  # the query thread is taken, as by a long question: this process's wait
+        answered: list[tuple[int, dict, socket.socket]] = []
+        waiting = [threading.Thread(target=lambda: answered.append(_http_ask(daemon, ask))) for _ in range(2)]
+        refused: list[socket.socket] = []
+        asker = None
+        try:
+            for thread in waiting:
+                thread.start()
+            wait_until(lambda: _waiting_their_turn(daemon) >= 2, 60, "this process's two questions")
+            for _ in range(6):
+                status, reply, conn = _http_ask(daemon, ask)
+                refused.append(conn)  # its end left open
+                assert status == 503 and reply["error"]["code"] == "busy", reply
+            wait_until(lambda: len(handled) >= 6, 60, "the six refusals to be done with")
+            asker = subprocess.Popen(
+                [sys.executable, "-c", SOCKET_ASKER, str(daemon.socket_path), ask.decode()], stdout=subprocess.PIPE
+            )
+            wait_until(lambda: asker.pid in service._turns or asker.poll() is not None, 60, "the other process's ask")
+            release.set()
+            out, _ = asker.communicate(timeout=120)
+            reply = json.loads(out)
+            assert reply["ok"] is True, reply  # was: busy, 8 requests are being answered at once
+            assert daemon.connections.closed >= 1  # a refused one gave way to it
+        finally:
+            release.set()
+            for conn in refused:
+                conn.close()
+            for thread in waiting:
+                thread.join(60)
+            for _, _, conn in answered:
+                conn.close()
+            blocker.join(60)
+            if asker is not None:
+                asker.kill()
+                asker.wait(30)
+                if asker.stdout:
+                    asker.stdout.close()
+        assert [status for status, _, _ in answered] == [200, 200]
 
 
 @pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="the TCP peer's process is found through /proc")
