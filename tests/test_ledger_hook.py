@@ -742,7 +742,10 @@ def test_both_hooks_import_nothing_outside_the_standard_library_on_a_real_turn(t
     (proj / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     home = tmp_path / "home"
     home.mkdir()
-    (home / ".env").write_text("BRAIN_HOOK_BUDGET=3\n")
+    # the largest budgets: cut off by its watchdog, a hook's process ended before it wrote the
+    # modules it loaded (stderr empty, a SyntaxError) on a loaded machine (beside two CPU
+    # burners, with 3 s and the prompt's 0.8 s); 5 s is the most the prompt hook may have
+    (home / ".env").write_text("BRAIN_HOOK_BUDGET=60\nBRAIN_PROMPT_BUDGET=5\n")
     if case == "a database that fails":
         (home / "brain.db").mkdir()
     t = Transcript(tmp_path / "t.jsonl", cwd=str(proj))
