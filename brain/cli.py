@@ -199,6 +199,14 @@ def index(
         if aside:
             said = next(w["message"] for w in report.warnings if w["path"] == aside)
             click.echo(f"brain: {said}", err=True)
+    if report.taken_over:  # said even with --json and --quiet: an index folder of the home moved
+        click.echo(
+            escaped(
+                f"brain: {report.vault} was indexed at {report.taken_over}, a folder no longer there: its index, "
+                "history included, is this vault's now (nothing embedded again)"
+            ),
+            err=True,
+        )
     if as_json:
         emit_json(report.as_dict())
         _fail_if_not_read(report)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -122,3 +123,59 @@ def test_status_says_in_a_key_whether_there_is_an_index(toy_vault, tmp_path):
         assert json.loads(out.output)["indexed"] is True
         text = CliRunner().invoke(cli, ["status", "--vault", str(vault)]).output
         assert "none yet" not in text and "(up to date)" in text, text
+
+
+def test_a_vault_moved_keeps_its_index_and_history(toy_vault, tmp_path):
+    """A vault moved or renamed (`mv ~/notes ~/Notes`) got a first run beside its old index:
+    every note embedded again (minutes on a real vault) and `brain history` empty, its past
+    versions left in a folder of the home nothing read. Its index is taken over now."""
+    note = toy_vault / "AI" / "Agent memory.md"
+    assert _index(toy_vault).exit_code == 0
+    note.write_text(note.read_text(encoding="utf-8") + "\nA line added.\n", encoding="utf-8")
+    assert _index(toy_vault).exit_code == 0
+    old_dir = config.index_dir(toy_vault)
+    moved = tmp_path / "Notes moved"
+    toy_vault.rename(moved)
+    out = CliRunner().invoke(cli, ["index", "--json", "--vault", str(moved)])
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.stdout)
+    assert report["new"] == 0 and report["embedded"] == 0 and report["unchanged"] == report["notes"] > 30
+    assert report["taken_over"] == str(toy_vault)
+    assert f"was indexed at {toy_vault}, a folder no longer there" in out.stderr
+    assert not old_dir.exists() and not lock_path(old_dir).exists()
+    history = CliRunner().invoke(cli, ["history", "--vault", str(moved), "AI/Agent memory.md"])
+    assert history.exit_code == 0, history.output
+    assert "changed" in history.output  # the version of before the move, kept
+
+
+def test_an_index_is_not_taken_from_a_vault_still_there(toy_vault, tmp_path):
+    """A copy of a vault is a vault of its own: its first run builds its own index, the
+    original's left to it; so is a copy made after its original's folder went but holding
+    other notes."""
+    assert _index(toy_vault).exit_code == 0
+    copy = tmp_path / "copy"
+    shutil.copytree(toy_vault, copy)
+    out = CliRunner().invoke(cli, ["index", "--json", "--vault", str(copy)])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["new"] > 30 and config.index_dir(toy_vault).exists()
+    shutil.rmtree(toy_vault)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "a note.md").write_text("# A note\n\nNothing of the toy vault.\n", encoding="utf-8")
+    out = CliRunner().invoke(cli, ["index", "--json", "--vault", str(other)])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["taken_over"] is None and config.index_dir(toy_vault).exists()
+
+
+def test_an_index_a_server_of_the_old_path_holds_is_not_taken_over(toy_vault, tmp_path):
+    """A `brain serve` of the vault's old path holds its index's files open: taken from under it,
+    it would write on into the moved vault's index. It is named, with how to stop it."""
+    assert _index(toy_vault).exit_code == 0
+    old_dir = config.index_dir(toy_vault)
+    old_dir.with_name(old_dir.name + ".serve").mkdir()
+    moved = tmp_path / "moved"
+    toy_vault.rename(moved)
+    out = CliRunner().invoke(cli, ["index", "--json", "--vault", str(moved)])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["taken_over"] is None and (old_dir / "index.db").exists()
+    assert f"`brain serve --stop --vault {toy_vault}`, then `brain index` again" in out.stderr

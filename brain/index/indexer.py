@@ -47,6 +47,7 @@ from .health import index_errors, refuse_lost_meta
 from .history import Recorder
 from .linking import resolve_links
 from .model_probe import PROBE_KEY, encoded, model_changed, probe_vector
+from .moved import VAULT_KEY, take_over
 from .rebuild import rebuild as rebuild_beside
 from .rebuild import rebuild_dir, remove_leftovers, say_kept
 from .settings_fit import check_model
@@ -109,6 +110,7 @@ class IndexReport:
     not_read: list[dict[str, str]] = field(default_factory=list)
     seconds: float = 0.0
     moved_aside: str | None = None  # --rebuild over a damaged index: where the damaged one went
+    taken_over: str | None = None  # a first run that took over the index of the vault's old path (moved.py)
     # where what a replaced index folder held that brain did not put there was kept (its files deleted)
     kept_aside: list[str] = field(default_factory=list)
     history_left: str | None = None  # why its history could not be carried (then it is only there)
@@ -216,6 +218,9 @@ def index_vault(
             else:
                 kept = remove_leftovers(directory)
                 first = not directory.exists()
+                # the vault moved or was renamed: its index and history, not a first run beside them
+                took = take_over(root, directory) if first else None
+                first = first and took is None
                 store = IndexStore.open(directory)
                 try:
                     # A pass over an index short of a table it does not read this time (nothing
@@ -225,6 +230,7 @@ def index_vault(
                     if lacking:
                         raise IndexDamagedError(lacking)
                     report = _index_into(root, store, model_name, embedder, load, progress, verify, retry)
+                    report.taken_over = took.vault if took else None
                 except BaseException:
                     # A first run that failed before its first note (the model did not load) left
                     # an empty index that `brain status` showed and `brain backup` copied as one
@@ -446,6 +452,7 @@ class _Run:
                 (s.path, s.reason, s.detail, *plan.stats.get(s.path, (None, None))) for s in plan.skipped
             )
             self.store.set_meta("indexed_at", time.time())  # a run completed: "no notes" is an answer now
+            self.store.set_meta(VAULT_KEY, str(self.root))  # found again if the vault moves (moved.py)
             self.store.set_meta(changes.LIMIT_KEY, config.max_note_bytes())  # a lowered one is applied next
             self.store.set_meta(changes.DECODED_BY_KEY, DECODING)  # notes decoded otherwise were read again
             # the parse-errors just recorded are this brain's: another parses them again (the

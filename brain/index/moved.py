@@ -1,0 +1,108 @@
+"""A vault moved or renamed: its index, named after the vault's path (``config.index_dir``),
+is found in the brain home and taken over, its history with it, instead of a first run
+embedding every note again beside it (minutes on thousands of notes) with the history left
+in a folder nothing reads. Nothing in an index folder names the vault's absolute path but the
+meta row written here, so the folder moves whole."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..text import shell_word
+from .files import INDEX_FILE
+
+log = logging.getLogger(__name__)
+
+VAULT_KEY = "vault_path"  # meta: the vault's resolved path, written by every completed run
+SERVE_SUFFIX = ".serve"  # the folder a server of the vault keeps beside its index (server/runtime.py)
+SAMPLE = 50  # notes of the old index looked for in the vault: at least half must be there
+
+
+@dataclass(frozen=True)
+class LeftBehind:
+    directory: Path  # the old index folder
+    vault: str  # the path it recorded, no longer a folder
+
+
+def _recorded(database: Path) -> tuple[str, list[str]] | None:
+    """The vault path and up to ``SAMPLE`` note paths an index recorded; None when it records
+    no path (made before brain wrote one) or cannot be read."""
+    try:
+        conn = sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True, timeout=1.0)
+    except (sqlite3.Error, ValueError):
+        return None
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (VAULT_KEY,)).fetchone()
+        if not row or not row[0]:
+            return None
+        paths = [r[0] for r in conn.execute("SELECT path FROM notes ORDER BY id LIMIT ?", (SAMPLE,))]
+        return str(row[0]), paths
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+
+
+def left_behind(root: Path, directory: Path) -> list[LeftBehind]:
+    """The index folders beside ``directory`` whose vault is gone and whose notes are in
+    ``root``: at least half of those looked at are files there."""
+    found = []
+    try:
+        entries = list(os.scandir(directory.parent))
+    except OSError:
+        return []
+    for entry in entries:
+        if entry.name.endswith((".lock", ".rebuild", ".retired")) or entry.path == str(directory):
+            continue
+        database = Path(entry.path) / INDEX_FILE
+        if not entry.is_dir(follow_symlinks=False) or not database.is_file():
+            continue
+        recorded = _recorded(database)
+        if recorded is None:
+            continue
+        vault, paths = recorded
+        if os.path.isdir(vault) or not paths:
+            continue  # that vault is still there: a copy of it is indexed on its own
+        here = sum(1 for p in paths if (root / p).is_file())
+        if here * 2 >= len(paths):
+            found.append(LeftBehind(Path(entry.path), vault))
+    return found
+
+
+def take_over(root: Path, directory: Path) -> LeftBehind | None:
+    """Move the index of the vault ``root`` was before into ``directory`` (not there yet), when
+    exactly one is found and no process writes it. Returns it, or None."""
+    from .writer_lock import VaultLocked, lock_path, vault_lock
+
+    found = left_behind(root, directory)
+    if len(found) != 1:
+        if found:  # two indexes both fit: which one is the user's to say
+            names = ", ".join(f"{f.directory} (of {f.vault})" for f in found)
+            log.warning("%s: indexes of vaults no longer there hold these notes: %s; left as they are", root, names)
+        return None
+    old = found[0]
+    if old.directory.with_name(old.directory.name + SERVE_SUFFIX).exists():
+        # a `brain serve` of the old path holds its files open, and would write on into this vault's
+        log.warning(
+            "%s: the index of %s (no longer there) was not taken over: a `brain serve` ran for it; "
+            "`brain serve --stop --vault %s`, then `brain index` again",
+            root,
+            old.vault,
+            shell_word(old.vault),
+        )
+        return None
+    try:
+        with vault_lock(old.directory, wait=0):
+            os.rename(old.directory, directory)
+            # its lock file, beside nothing now: a writer that opens it meanwhile finds it gone
+            with contextlib.suppress(OSError):
+                lock_path(old.directory).unlink()
+    except (VaultLocked, OSError) as exc:
+        log.warning("%s: the index of %s (no longer there) was not taken over: %s", root, old.vault, exc)
+        return None
+    return old
