@@ -363,6 +363,11 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     # their breaks escaped (literal), other text from the vault spaced on its row (in_column).
     echo(f"vault:  {literal(str(st.vault))}")
     echo(f"index:  {literal(str(st.index_dir))}" + ("" if st.indexed else "  (none yet)"))
+    if st.moved_from:  # what `brain index` would do here: not the first run the lines below count
+        echo(
+            f"moved:  {literal(st.moved_from)} was this vault's path: its index (a folder no longer there) "
+            "holds these notes, and `brain index` takes it over, history included, embedding nothing again"
+        )
     echo(f"model:  {st.model or '(nothing indexed yet)'}" + (f" (dim {st.dim})" if st.dim else ""))
     echo(f"notes:  {st.notes}   chunks: {st.chunks}")
     echo(

@@ -136,6 +136,12 @@ def test_a_vault_moved_keeps_its_index_and_history(toy_vault, tmp_path):
     old_dir = config.index_dir(toy_vault)
     moved = tmp_path / "Notes moved"
     toy_vault.rename(moved)
+    status = CliRunner().invoke(cli, ["status", "--vault", str(moved)])  # before: "none yet", 35 pending new
+    assert (
+        f"moved:  {toy_vault} was this vault's path" in status.output and "`brain index` takes it over" in status.output
+    )
+    status = CliRunner().invoke(cli, ["status", "--json", "--vault", str(moved)])
+    assert json.loads(status.stdout)["moved_from"] == str(toy_vault)
     out = CliRunner().invoke(cli, ["index", "--json", "--vault", str(moved)])
     assert out.exit_code == 0, out.output
     report = json.loads(out.stdout)

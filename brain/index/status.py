@@ -14,6 +14,7 @@ from ..vault import IGNORE_FILE, resolve_vault
 from . import background, changes
 from .files import INDEX_FILE
 from .health import index_errors, refuse_hidden_index, refuse_lost_meta
+from .moved import left_behind
 from .rebuild import rebuild_status
 from .settings_fit import index_mismatches
 from .store import IndexStore
@@ -47,6 +48,8 @@ class VaultStatus:
     # an index is there (index.db, as `brain ask` asks): False before the first `brain index`,
     # which a script tells by this key (`jq -e .indexed`), not by the text or the exit status
     indexed: bool = True
+    # no index here, but the one of the path this vault had before (moved.py): `brain index` takes it over
+    moved_from: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -68,9 +71,13 @@ def vault_status(vault: str | os.PathLike[str] | None) -> VaultStatus:
         else:
             store = IndexStore.in_memory(directory)
         try:
-            return _status(root, store, indexed=indexed)
+            status = _status(root, store, indexed=indexed)
         finally:
             store.close()
+    if not indexed:
+        found = left_behind(root, directory)
+        status.moved_from = found[0].vault if len(found) == 1 else None
+    return status
 
 
 def _status(root: Path, store: IndexStore, *, indexed: bool = True) -> VaultStatus:
