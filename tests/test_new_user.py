@@ -185,3 +185,27 @@ def test_an_index_a_server_of_the_old_path_holds_is_not_taken_over(toy_vault, tm
     assert out.exit_code == 0, out.output
     assert json.loads(out.stdout)["taken_over"] is None and (old_dir / "index.db").exists()
     assert f"`brain serve --stop --vault {toy_vault}`, then `brain index` again" in out.stderr
+
+
+def test_ask_during_a_first_index_under_way_says_to_wait_for_it(toy_vault):
+    """`brain ask --no-update` while another process ran the first `brain index` of a large vault
+    (nothing committed yet, 20 minutes for 2,700 notes on a loaded machine) said "the index is
+    empty: run `brain index`", a second run that would only wait behind the first."""
+    from serve_helpers import holding
+
+    directory = config.index_dir(toy_vault)
+    IndexStore.open(directory).close()  # what a first run has made before its first commit
+    with holding(
+        "import fcntl, sys\nf = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX)\n"
+        "print('held', flush=True); sys.stdin.read()",
+        str(lock_path(directory)),
+        stdin=True,
+    ) as holder:
+        out = CliRunner().invoke(cli, ["ask", "--no-update", "--no-server", "--vault", str(toy_vault), "agent memory"])
+    assert out.exit_code == 1
+    assert out.stderr == (
+        f"Error: the index for {toy_vault} holds no notes yet: another brain process (pid {holder.pid}) is "
+        f"building it now; ask again once it is done (`brain status --vault {toy_vault}` counts what it has left)\n"
+    )
+    out = CliRunner().invoke(cli, ["ask", "--no-update", "--no-server", "--vault", str(toy_vault), "agent memory"])
+    assert "is empty: run `brain index --vault" in out.stderr  # with none under way, as before
