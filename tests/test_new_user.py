@@ -209,3 +209,22 @@ def test_ask_during_a_first_index_under_way_says_to_wait_for_it(toy_vault):
     )
     out = CliRunner().invoke(cli, ["ask", "--no-update", "--no-server", "--vault", str(toy_vault), "agent memory"])
     assert "is empty: run `brain index --vault" in out.stderr  # with none under way, as before
+
+
+def test_a_long_index_says_how_far_it_is_on_a_stderr_that_is_no_terminal(toy_vault, monkeypatch):
+    """`brain index > index.log 2>&1` (nohup, cron, a pipe): no bar, and nothing at all until the
+    end: vaultofknowledge's first run (2,727 notes) was silent for over half an hour on a loaded
+    machine. A line every STDERR_PROGRESS_SECONDS now; none with -q or --json."""
+    from brain.index import indexer
+
+    monkeypatch.setattr(indexer, "STDERR_PROGRESS_SECONDS", 1e-9)  # at every batch, however short the run
+    monkeypatch.setattr(indexer, "CHUNKS_PER_BATCH", 8)  # batches of a few notes, each said once in
+    out = CliRunner().invoke(cli, ["index", "--vault", str(toy_vault)])
+    assert out.exit_code == 0, out.output
+    lines = [line for line in out.stderr.splitlines() if line.startswith("brain: indexing: ")]
+    assert lines and all(" of 35 notes indexed (" in line for line in lines), out.stderr
+    assert "35 notes, " in out.stdout  # the summary where it was
+    (toy_vault / "new.md").write_text("# New\n\nA note.\n", encoding="utf-8")
+    for args in (["-q"], ["--json"]):
+        quiet = CliRunner().invoke(cli, ["index", "--vault", str(toy_vault), *args])
+        assert quiet.exit_code == 0 and "indexing:" not in quiet.stderr, quiet.stderr

@@ -68,6 +68,7 @@ log = logging.getLogger("brain")
 
 CHUNKS_PER_BATCH = 1024  # chunks embedded and committed together
 PROGRESS_LOG_SECONDS = 10.0  # between progress lines in the log (``progress="log"``)
+STDERR_PROGRESS_SECONDS = 30.0  # between progress lines on a stderr that is no terminal (no bar there)
 EMBED_LOG_SLICE = 512  # chunks embedded between looks at the time (``progress="log"``)
 # A run over many notes (a first build) commits this many batches' worth at once: each commit
 # rewrites the pages it touched in every index over random keys (content hashes, link targets),
@@ -741,36 +742,36 @@ class _LogBar:
     """Progress as a line in the log every ``PROGRESS_LOG_SECONDS`` (`brain serve`'s passes:
     a pass of 5,000 new notes said nothing until it ended, minutes on with a real model)."""
 
-    def __init__(self, total: int):
+    def __init__(self, total: int, say: Callable[[str], None] | None = None, every: float = 0.0):
         self.total = total
         self.done = 0
         self.started = self.said = time.monotonic()
+        self.say = say or log.info
+        self.every = every or PROGRESS_LOG_SECONDS
 
     def update(self, n: int = 1) -> None:
         self.done += n
         now = time.monotonic()
-        if now - self.said >= PROGRESS_LOG_SECONDS and self.done < self.total:
+        if now - self.said >= self.every and self.done < self.total:
             self.said = now
-            log.info(
-                "indexing: %s of %s notes indexed (%.0f s)", f"{self.done:,}", f"{self.total:,}", now - self.started
-            )
+            self.say(f"indexing: {self.done:,} of {self.total:,} notes indexed ({now - self.started:.0f} s)")
 
     def embedded(self, done: int, total: int) -> None:
         """``done`` of the ``total`` chunks of the batch being embedded now are."""
         now = time.monotonic()
-        if now - self.said >= PROGRESS_LOG_SECONDS and done < total:
+        if now - self.said >= self.every and done < total:
             self.said = now
-            log.info(
-                "indexing: %s of %s notes indexed, %s of the next %s chunks embedded (%.0f s)",
-                f"{self.done:,}",
-                f"{self.total:,}",
-                f"{done:,}",
-                f"{total:,}",
-                now - self.started,
+            self.say(
+                f"indexing: {self.done:,} of {self.total:,} notes indexed, {done:,} of the next {total:,} "
+                f"chunks embedded ({now - self.started:.0f} s)"
             )
 
     def close(self) -> None:
         pass
+
+
+def _stderr_line(line: str) -> None:
+    print(f"brain: {line}", file=sys.stderr, flush=True)
 
 
 def _progress_bar(total: int, enabled: bool | Literal["log"]) -> _Bar:
@@ -778,8 +779,12 @@ def _progress_bar(total: int, enabled: bool | Literal["log"]) -> _Bar:
     for ``"log"``."""
     if enabled == "log":
         return _LogBar(total)
-    if not enabled or not sys.stderr.isatty():
+    if not enabled:
         return _NoBar()
+    if not sys.stderr.isatty():
+        # `brain index > log 2>&1`, nohup, cron: no bar, and a first run over thousands of notes
+        # said nothing for half an hour; a line every STDERR_PROGRESS_SECONDS instead
+        return _LogBar(total, _stderr_line, STDERR_PROGRESS_SECONDS)
     from tqdm import tqdm
 
     return tqdm(total=total, desc="indexing", unit="note", file=sys.stderr, leave=False)
