@@ -47,11 +47,11 @@ from .health import index_errors, refuse_lost_meta
 from .history import Recorder
 from .linking import resolve_links
 from .model_probe import PROBE_KEY, encoded, model_changed, probe_vector
-from .moved import VAULT_KEY, take_over
+from .moved import take_over
 from .rebuild import rebuild as rebuild_beside
 from .rebuild import rebuild_dir, remove_leftovers, say_kept
 from .settings_fit import check_model
-from .store import IndexStore, StoredVector
+from .store import VAULT_KEY, IndexStore, StoredVector
 from .writer_lock import vault_lock
 
 if TYPE_CHECKING:  # the chunker, the model's code and the parser load where a note is read or embedded

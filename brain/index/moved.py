@@ -2,23 +2,22 @@
 is found in the brain home and taken over, its history with it, instead of a first run
 embedding every note again beside it (minutes on thousands of notes) with the history left
 in a folder nothing reads. Nothing in an index folder names the vault's absolute path but the
-meta row written here, so the folder moves whole."""
+meta row ``VAULT_KEY`` (read by ``store.recorded_vault``), so the folder moves whole."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
 import os
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..text import shell_word
 from .files import INDEX_FILE
+from .store import recorded_vault
 
 log = logging.getLogger(__name__)
 
-VAULT_KEY = "vault_path"  # meta: the vault's resolved path, written by every completed run
 SERVE_SUFFIX = ".serve"  # the folder a server of the vault keeps beside its index (server/runtime.py)
 SAMPLE = 50  # notes of the old index looked for in the vault: at least half must be there
 
@@ -27,25 +26,6 @@ SAMPLE = 50  # notes of the old index looked for in the vault: at least half mus
 class LeftBehind:
     directory: Path  # the old index folder
     vault: str  # the path it recorded, no longer a folder
-
-
-def _recorded(database: Path) -> tuple[str, list[str]] | None:
-    """The vault path and up to ``SAMPLE`` note paths an index recorded; None when it records
-    no path (made before brain wrote one) or cannot be read."""
-    try:
-        conn = sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True, timeout=1.0)
-    except (sqlite3.Error, ValueError):
-        return None
-    try:
-        row = conn.execute("SELECT value FROM meta WHERE key = ?", (VAULT_KEY,)).fetchone()
-        if not row or not row[0]:
-            return None
-        paths = [r[0] for r in conn.execute("SELECT path FROM notes ORDER BY id LIMIT ?", (SAMPLE,))]
-        return str(row[0]), paths
-    except sqlite3.Error:
-        return None
-    finally:
-        conn.close()
 
 
 def left_behind(root: Path, directory: Path) -> list[LeftBehind]:
@@ -62,7 +42,7 @@ def left_behind(root: Path, directory: Path) -> list[LeftBehind]:
         database = Path(entry.path) / INDEX_FILE
         if not entry.is_dir(follow_symlinks=False) or not database.is_file():
             continue
-        recorded = _recorded(database)
+        recorded = recorded_vault(database, SAMPLE)
         if recorded is None:
             continue
         vault, paths = recorded

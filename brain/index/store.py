@@ -102,6 +102,29 @@ class SkipRecord:
     mtime_ns: int
 
 
+VAULT_KEY = "vault_path"  # meta: the vault's resolved path, written by every completed run
+
+
+def recorded_vault(database: Path, sample: int) -> tuple[str, list[str]] | None:
+    """The vault path and up to ``sample`` note paths the index ``database`` recorded, read-only
+    (``moved.py``: a vault moved or renamed); None when it records no path (made before brain
+    wrote one) or cannot be read."""
+    try:
+        conn = sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True, timeout=1.0)
+    except (sqlite3.Error, ValueError):
+        return None
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (VAULT_KEY,)).fetchone()
+        if not row or not row[0]:
+            return None
+        paths = [r[0] for r in conn.execute("SELECT path FROM notes ORDER BY id LIMIT ?", (sample,))]
+        return str(row[0]), paths
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+
+
 class IndexStore(LexicalStore, HistoryStore):
     """One vault's index database. Open with ``IndexStore.open(index_dir)``."""
 
