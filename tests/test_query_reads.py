@@ -7,13 +7,15 @@ answers a repeated read from what it read, and a new query reads afresh.
 from __future__ import annotations
 
 import contextlib
+import sqlite3
 from collections import Counter
 
 import pytest
 from conftest import write
 
+from brain.index.files import INDEX_FILE
 from brain.index.indexer import index_vault
-from brain.index.query_reads import QueryReads
+from brain.index.query_reads import QueryReads, StateReads
 from brain.index.store import IndexStore
 from brain.recall.opening import open_recaller
 from brain.recall.types import RecallSettings
@@ -197,3 +199,89 @@ def test_a_querys_reads_are_plain_tuples(vault):
         assert len(codes) == len(chunk_ids) and all(type(row) is tuple for row in codes)
     finally:
         recaller.close()
+
+
+def test_queries_of_one_state_read_each_chunks_note_and_out_degree_once(vault, monkeypatch):
+    """A warm process asks many queries of one state: which note a chunk is of and how many
+    notes a note links to are read once for them all, and afresh once the database changed."""
+    chunks: Counter[int] = Counter()
+    notes: Counter[int] = Counter()
+    read_notes, read_degrees = IndexStore._read_chunk_note_ids, IndexStore._read_out_degrees
+
+    def counted_notes(store, chunk_ids):
+        chunks.update(chunk_ids)
+        return read_notes(store, chunk_ids)
+
+    def counted_degrees(store, note_ids):
+        notes.update(note_ids)
+        return read_degrees(store, note_ids)
+
+    monkeypatch.setattr(IndexStore, "_read_chunk_note_ids", counted_notes)
+    monkeypatch.setattr(IndexStore, "_read_out_degrees", counted_degrees)
+    queries = ("harbour cranes in winter storms", "tide tables", "what does the storm log say")
+    recaller = open_recaller(vault, update=False)
+    try:
+        first = [_results(recaller.ask(q, "hybrid+ppr", SETTINGS)) for q in queries]
+        assert chunks and notes, "the lanes ask which note a chunk is of, and the anchors out-degrees"
+        assert max(chunks.values()) == 1, chunks
+        assert max(notes.values()) == 1, notes
+        read = (sum(chunks.values()), sum(notes.values()))
+        assert [_results(recaller.ask(q, "hybrid+ppr", SETTINGS)) for q in queries] == first
+        assert (sum(chunks.values()), sum(notes.values())) == read  # nothing read again
+
+        store = recaller.store
+        chunk_id, note_id = store.conn.execute("SELECT id, note_id FROM chunks ORDER BY id LIMIT 1").fetchone()
+        other = store.conn.execute("SELECT min(id) FROM notes WHERE id != ?", (note_id,)).fetchone()[0]
+        with store.one_query():
+            assert store.chunk_note_ids([chunk_id]) == {chunk_id: note_id}
+        with contextlib.closing(sqlite3.connect(store.directory / INDEX_FILE)) as writer, writer:
+            writer.execute("UPDATE chunks SET note_id = ? WHERE id = ?", (other, chunk_id))  # another process's commit
+        with store.one_query():  # the database changed: read afresh
+            assert store.chunk_note_ids([chunk_id]) == {chunk_id: other}
+        store.conn.execute("UPDATE chunks SET note_id = ? WHERE id = ?", (note_id, chunk_id))
+        store.conn.commit()
+        with store.one_query():  # and changed by this connection
+            assert store.chunk_note_ids([chunk_id]) == {chunk_id: note_id}
+    finally:
+        recaller.close()
+
+
+def test_state_reads_keep_order_and_missing_rows():
+    reads = StateReads()
+    asked: list[list[int]] = []
+
+    def note_ids(ids: list[int]) -> dict[int, int]:
+        asked.append(ids)
+        return {i: i * 10 for i in ids if i != 3}  # chunk 3 is gone
+
+    assert reads.chunk_note_ids([2, 3, 1, 2], note_ids) == {2: 20, 1: 10}
+    assert list(reads.chunk_note_ids([1, 4, 3], note_ids)) == [1, 4]
+    assert asked == [[2, 3, 1], [4]]
+
+    degrees_asked: list[list[int]] = []
+
+    def degrees(ids: list[int]) -> dict[int, int]:
+        degrees_asked.append(ids)
+        return {i: 2 for i in ids if i != 5}  # note 5 links to no other note
+
+    assert reads.out_degrees([5, 6], degrees) == {6: 2}
+    assert reads.out_degrees([6, 5, 7], degrees) == {6: 2, 7: 2}
+    assert degrees_asked == [[5, 6], [7]]
+
+
+def test_state_reads_start_again_past_their_limit(monkeypatch):
+    monkeypatch.setattr(StateReads, "LIMIT", 4)
+    reads = StateReads()
+    asked: list[list[int]] = []
+
+    def note_ids(ids: list[int]) -> dict[int, int]:
+        asked.append(ids)
+        return {i: i * 10 for i in ids}
+
+    assert reads.chunk_note_ids([1, 2, 3], note_ids) == {1: 10, 2: 20, 3: 30}
+    assert reads.chunk_note_ids([3, 4], note_ids) == {3: 30, 4: 40}  # 4 entries: held
+    assert reads.chunk_note_ids([5, 1], note_ids) == {5: 50, 1: 10}  # 6: started again
+    assert len(reads._note_of) == 2
+    assert asked == [[1, 2, 3], [4], [5, 1]]
+    assert reads.out_degrees(list(range(6)), note_ids) == {i: i * 10 for i in range(1, 6)}
+    assert len(reads._degree) == 6  # one query's notes are all held, however many

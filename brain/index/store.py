@@ -50,7 +50,7 @@ from .history_store import (  # what both use, and the names the rest of brain i
 from .history_store import EdgeRow as EdgeRow  # brain imports the rows from the store
 from .history_store import VersionRow as VersionRow
 from .lexical_store import LexicalStore
-from .query_reads import QueryReads
+from .query_reads import QueryReads, StateReads
 from .scan_snapshot import Snapshot
 from .schema import (
     INDEX_MIGRATIONS,
@@ -154,6 +154,7 @@ class IndexStore(LexicalStore, HistoryStore):
         self._written_once: set[str] | None = None  # in a ``transaction``: meta keys written once in it
         self._fts = FtsSearch(self, reader)  # the BM25 searches and their readers
         self._query_reads: QueryReads[ChunkRow] | None = None  # inside ``one_query``
+        self._state_reads: StateReads | None = None  # inside ``one_query``: the state's, kept across queries
         # the migrations recorded when ``open`` upgraded it: one more recorded since is a newer
         # brain's upgrade under this open store (a server that outlived an upgrade)
         self._migrations_seen: int | None = None
@@ -169,20 +170,26 @@ class IndexStore(LexicalStore, HistoryStore):
         self._written_once = None
         self._fts = other._fts
         self._query_reads = None
+        self._state_reads = None
 
     @contextmanager
     def one_query(self) -> Iterator[None]:
         """Within it, each chunk's row and each note's chunk vectors are read once
         (``query_reads``): the lanes of one query ask for many of the same. Re-entered, the
-        outer one holds; what it read is dropped as it ends, so another query reads afresh."""
+        outer one holds; what it read is dropped as it ends, so another query reads afresh.
+        Each chunk's note and each note's out-degree are read once while the database is
+        unchanged (``StateReads``), across queries."""
         if self._query_reads is not None:
             yield
             return
         self._query_reads = QueryReads()
+        lasting = self._unchanged_cache().setdefault("state_reads", StateReads())
+        assert isinstance(lasting, StateReads)
+        self._state_reads = lasting
         try:
             yield
         finally:
-            self._query_reads = None
+            self._query_reads = self._state_reads = None
 
     @contextmanager
     def read_snapshot(self) -> Iterator[None]:
@@ -1025,6 +1032,11 @@ class IndexStore(LexicalStore, HistoryStore):
 
     def chunk_note_ids(self, chunk_ids: Sequence[int]) -> dict[int, int]:
         """chunk id → note id, for the chunks that exist."""
+        if self._state_reads is not None:
+            return self._state_reads.chunk_note_ids(chunk_ids, self._read_chunk_note_ids)
+        return self._read_chunk_note_ids(chunk_ids)
+
+    def _read_chunk_note_ids(self, chunk_ids: Sequence[int]) -> dict[int, int]:
         out: dict[int, int] = {}
         for part in _parts(chunk_ids):
             out.update(self._tuples().execute(f"SELECT id, note_id FROM chunks WHERE id IN ({_marks(part)})", part))
@@ -1222,6 +1234,11 @@ class IndexStore(LexicalStore, HistoryStore):
 
     def out_degrees(self, note_ids: Sequence[int]) -> dict[int, int]:
         """How many other notes each of these notes links to (notes with no such link left out)."""
+        if self._state_reads is not None:
+            return self._state_reads.out_degrees(note_ids, self._read_out_degrees)
+        return self._read_out_degrees(note_ids)
+
+    def _read_out_degrees(self, note_ids: Sequence[int]) -> dict[int, int]:
         out: dict[int, int] = {}
         for part in _parts(note_ids):
             out.update(
