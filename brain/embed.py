@@ -340,7 +340,9 @@ def _load_sentence_transformer(model_name: str, device: str | None) -> Any:  # a
             "embedding", model_name, "BRAIN_EMBED_MODEL", exc, device=device, unreachable=unreachable, said=said
         )
         raise ModelLoadError(message) from exc
-    problem = library_output.weights_problem(said, "BRAIN_EMBED_MODEL") or tokenizer_problem(model, "BRAIN_EMBED_MODEL")
+    problem = library_output.weights_problem(said, "BRAIN_EMBED_MODEL", unused=("pooler",)) or tokenizer_problem(
+        model, "BRAIN_EMBED_MODEL"
+    )
     if problem:
         raise ModelLoadError(f"cannot load the embedding model {model_name!r}: {problem}")
     return model

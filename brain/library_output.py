@@ -85,10 +85,12 @@ def _newly_initialized(said: list[str]) -> list[str]:
     return found
 
 
-def weights_problem(said: list[str], variable: str) -> str | None:
+def weights_problem(said: list[str], variable: str, *, unused: tuple[str, ...] = ()) -> str | None:
     """Why the model just loaded (or not) cannot be used, from what transformers said: weights
     its checkpoint lacks (filled at random) or holds in another size than its config.json says;
-    None if it said neither."""
+    None if it said neither. ``unused``: modules the caller never runs, whose missing weights
+    do no harm (a sentence-transformers embedder pools the tokens, never BERT's ``pooler``: many
+    checkpoints are saved without it, and transformers said so on every load)."""
     fix = (
         "Copy the folder again from where the model came from, or download it again "
         f"(`huggingface-cli download ORG/NAME --local-dir FOLDER`), and set {variable} to that folder"
@@ -103,6 +105,7 @@ def weights_problem(said: list[str], variable: str) -> str | None:
             f"the config or the weights file is another model's. {fix}"
         )
     missing = sorted([row[0] for row in _rows(said, "MISSING")] or _newly_initialized(said))
+    missing = [key for key in missing if not any(f".{module}." in f".{key}" for module in unused)]
     if missing:
         return (
             f"its weights file lacks {len(missing)} of its weights (as {missing[0]}), which transformers fills "

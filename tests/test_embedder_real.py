@@ -663,6 +663,16 @@ def _short_of_weights(model: Path, folder: Path) -> Path:
     return folder
 
 
+def _without_pooler(model: Path, folder: Path) -> Path:
+    """A copy of ``model`` saved without BERT's pooler, as many sentence-transformers checkpoints are."""
+    from safetensors.torch import load_file, save_file
+
+    shutil.copytree(model, folder)
+    weights = folder / "model.safetensors"
+    save_file({k: v for k, v in load_file(weights).items() if "pooler" not in k}, weights, metadata={"format": "pt"})
+    return folder
+
+
 def _config_of_another_size(model: Path, folder: Path) -> Path:
     """A copy of ``model`` whose config.json says another size than its weights hold."""
     shutil.copytree(model, folder)
@@ -722,6 +732,7 @@ def broken_loads(tmp_path_factory, tiny_st) -> tuple[dict[str, str], dict[str, s
         "other size": f"embedding={_config_of_another_size(tiny_st, where / 'st-size')}",
         "cut-short download": "embedding=org/cut-short",
         "sound": f"embedding={tiny_st}",
+        "no pooler": f"embedding={_without_pooler(tiny_st, where / 'st-no-pooler')}",
     }
     env = {**os.environ, "HF_HOME": str(hf_home), "HF_HUB_OFFLINE": "1"}
     done = subprocess.run(
@@ -771,6 +782,9 @@ def test_a_download_cut_short_in_the_hub_cache_says_one_line(broken_loads):
     assert answers["cut-short download"].startswith("cannot load the embedding model 'org/cut-short': ")
     assert said["cut-short download"] == "", said["cut-short download"]
     assert (answers["sound"], said["sound"]) == ("loaded", "")
+    # sentence-transformers pools the tokens and never runs BERT's pooler: a checkpoint saved
+    # without it is a sound embedder, its load report kept from stderr
+    assert (answers["no pooler"], said["no pooler"]) == ("loaded", "")
 
 
 def test_what_the_library_said_is_in_brains_log_and_its_handlers_are_restored(tiny_st, tmp_path, caplog):
