@@ -176,15 +176,42 @@ def test_an_index_is_not_taken_from_a_vault_still_there(toy_vault, tmp_path):
 def test_an_index_a_server_of_the_old_path_holds_is_not_taken_over(toy_vault, tmp_path):
     """A `brain serve` of the vault's old path holds its index's files open: taken from under it,
     it would write on into the moved vault's index. It is named, with how to stop it."""
+    from serve_helpers import starting_server
+
     assert _index(toy_vault).exit_code == 0
     old_dir = config.index_dir(toy_vault)
-    old_dir.with_name(old_dir.name + ".serve").mkdir()
+    moved = tmp_path / "moved"
+    with starting_server(toy_vault):  # it holds serve.lock, as a live server does all its life
+        toy_vault.rename(moved)
+        out = CliRunner().invoke(cli, ["index", "--json", "--vault", str(moved)])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["taken_over"] is None and (old_dir / "index.db").exists()
+    assert f"`brain serve --stop --vault {toy_vault}`, then `brain index` again" in out.stderr
+
+
+def test_what_a_killed_server_of_the_old_path_left_does_not_keep_its_index(toy_vault, tmp_path):
+    """A `brain serve` of the old path killed (kill -9, a reboot) left its folder, record and lock
+    file, which no process holds: `brain status` says no server runs, and the take-over was
+    refused all the same, the moved vault embedded again from nothing beside its index."""
+    import subprocess
+    import sys
+
+    from brain.server import runtime
+
+    assert _index(toy_vault).exit_code == 0
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # a pid no process has now
+    root = toy_vault.resolve()
+    runtime.make_private(runtime.runtime_dir(root))
+    runtime.write_record(root, {"pid": gone.pid, "vault": str(root), "socket": str(runtime.socket_path(root))})
+    runtime.lock_path(root).write_text(f"{gone.pid}\n", encoding="ascii")
     moved = tmp_path / "moved"
     toy_vault.rename(moved)
     out = CliRunner().invoke(cli, ["index", "--json", "--vault", str(moved)])
     assert out.exit_code == 0, out.output
-    assert json.loads(out.stdout)["taken_over"] is None and (old_dir / "index.db").exists()
-    assert f"`brain serve --stop --vault {toy_vault}`, then `brain index` again" in out.stderr
+    report = json.loads(out.stdout)
+    assert report["taken_over"] == str(toy_vault) and report["embedded"] == 0, out.stderr
+    assert "brain serve" not in out.stderr
 
 
 def test_ask_during_a_first_index_under_way_says_to_wait_for_it(toy_vault):

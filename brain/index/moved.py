@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import BrainError
 from ..text import shell_word
 from .files import INDEX_FILE
 from .store import recorded_vault
@@ -66,7 +67,7 @@ def take_over(root: Path, directory: Path) -> LeftBehind | None:
             log.warning("%s: indexes of vaults no longer there hold these notes: %s; left as they are", root, names)
         return None
     old = found[0]
-    if old.directory.with_name(old.directory.name + SERVE_SUFFIX).exists():
+    if _served(old):
         # a `brain serve` of the old path holds its files open, and would write on into this vault's
         log.warning(
             "%s: the index of %s (no longer there) was not taken over: a `brain serve` ran for it; "
@@ -86,3 +87,21 @@ def take_over(root: Path, directory: Path) -> LeftBehind | None:
         log.warning("%s: the index of %s (no longer there) was not taken over: %s", root, old.vault, exc)
         return None
     return old
+
+
+def _served(old: LeftBehind) -> bool:
+    """Whether a `brain serve` of the old path runs: it holds its serve.lock all its life, as
+    `brain status` and `brain serve --stop` tell (``runtime.lock_is_held``). A killed one's
+    folder, record and lock file are left as they are, as those leave them; a folder
+    that is not where the old path's server keeps its files is taken for a live server's."""
+    from ..server import runtime
+
+    folder = old.directory.with_name(old.directory.name + SERVE_SUFFIX)
+    if not os.path.lexists(folder):
+        return False
+    try:
+        root = Path(old.vault)
+        same = runtime.runtime_dir(root) == folder
+    except (OSError, ValueError, BrainError):  # a path this home cannot place now: not guessed at
+        return True
+    return not same or runtime.lock_is_held(root)
