@@ -255,3 +255,26 @@ def test_a_long_index_says_how_far_it_is_on_a_stderr_that_is_no_terminal(toy_vau
     for args in (["-q"], ["--json"]):
         quiet = CliRunner().invoke(cli, ["index", "--vault", str(toy_vault), *args])
         assert quiet.exit_code == 0 and "indexing:" not in quiet.stderr, quiet.stderr
+
+
+def test_ask_that_would_update_during_a_first_index_under_way_says_to_wait_for_it(toy_vault):
+    """`brain ask` (updating) while another process ran a first `brain index` said "Error: the
+    index ... could not be updated now: 35 notes changed ... and it cannot be updated now (another
+    brain process is indexing this vault); answering from the index as it is", an error that
+    then said it answered (it did not). It says what `--no-update` says: whose run, ask again."""
+    from serve_helpers import holding
+
+    directory = config.index_dir(toy_vault)
+    IndexStore.open(directory).close()  # what a first run has made before its first commit
+    with holding(
+        "import fcntl, sys\nf = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX)\n"
+        "print('held', flush=True); sys.stdin.read()",
+        str(lock_path(directory)),
+        stdin=True,
+    ) as holder:
+        out = CliRunner().invoke(cli, ["ask", "--no-server", "--vault", str(toy_vault), "agent memory"])
+    assert out.exit_code == 1
+    assert out.stderr == (
+        f"Error: the index for {toy_vault} holds no notes yet: another brain process (pid {holder.pid}) is "
+        f"building it now; ask again once it is done (`brain status --vault {toy_vault}` counts what it has left)\n"
+    )

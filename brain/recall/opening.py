@@ -377,12 +377,13 @@ def _shared(lazy: Embedder) -> Callable[[str], Embedder]:
 
 
 def _empty_message(root: Path, store: IndexStore, warnings: list[str]) -> str:
-    if warnings and "cannot be updated" in warnings[0]:  # notes are waiting, but the update could not run
-        return f"the index for {root} holds no notes yet and could not be updated now: {warnings[0]}"
-    if store.get_meta("indexed_at") is None:
+    first = store.get_meta("indexed_at") is None
+    if first:
         from ..index.writer_lock import indexing_now
 
-        # a first `brain index` under way: "run `brain index`" sent the user to wait behind it
+        # a first `brain index` under way: "run `brain index`" sent the user to wait behind it, and
+        # an ask that would update said "could not be updated now; answering from the index as it
+        # is", an error that said it answered; both say whose run it is, with or without --no-update
         building = indexing_now(store.directory)
         if building is not None:
             by = f" (pid {building['pid']})" if building["pid"] else ""
@@ -390,6 +391,10 @@ def _empty_message(root: Path, store: IndexStore, warnings: list[str]) -> str:
                 f"the index for {root} holds no notes yet: another brain process{by} is building it now; "
                 f"ask again once it is done (`brain status --vault {shell_word(root)}` counts what it has left)"
             )
+    if warnings and "cannot be updated" in warnings[0]:  # notes are waiting, but the update could not run
+        said = warnings[0].removesuffix("; answering from the index as it is")  # nothing to answer from
+        return f"the index for {root} holds no notes yet and could not be updated now: {said}"
+    if first:
         return f"the index for {root} is empty: run `brain index --vault {shell_word(root)}`"
     skipped = len(store.skipped())
     return f"the vault {root} has no notes to search: `brain index` found no markdown notes in it" + (
