@@ -215,7 +215,11 @@ def index(
         _fail_if_not_read(report)
         return
     links = report.links
-    click.echo(f"{report.notes} notes, {report.chunks} chunks indexed with {report.model} ({report.seconds:.1f}s)")
+    # the wait apart: the time is of this run's pass (the "waiting for another brain process" line said it began)
+    waited = f", after {report.waited:.1f}s waiting for another brain process" if report.waited else ""
+    click.echo(
+        f"{report.notes} notes, {report.chunks} chunks indexed with {report.model} ({report.seconds:.1f}s{waited})"
+    )
     click.echo(
         f"  this run: {report.new} new, {report.changed} changed, {report.renamed} renamed, "
         f"{report.removed} removed, {report.unchanged} unchanged; {report.embedded} chunks embedded"

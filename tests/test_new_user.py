@@ -278,3 +278,37 @@ def test_ask_that_would_update_during_a_first_index_under_way_says_to_wait_for_i
         f"Error: the index for {toy_vault} holds no notes yet: another brain process (pid {holder.pid}) is "
         f"building it now; ask again once it is done (`brain status --vault {toy_vault}` counts what it has left)\n"
     )
+
+
+def test_a_run_that_waited_for_another_reports_the_time_of_its_own_pass(toy_vault):
+    """Two `brain index` runs overlapping: the one that waited said "(3.4s)" for a pass of a
+    fraction of that, its wait counted in. Its own pass's time now, and the wait said apart."""
+    import threading
+    import time
+
+    from serve_helpers import holding
+
+    assert _index(toy_vault).exit_code == 0
+    held_for = 3.0
+    with holding(
+        "import fcntl, sys\nf = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX)\n"
+        "print('held', flush=True); sys.stdin.read()",
+        str(lock_path(config.index_dir(toy_vault))),
+        stdin=True,
+    ) as holder:
+        assert holder.stdin is not None
+        release = threading.Timer(held_for, holder.stdin.close)  # the other run ends
+        started = time.perf_counter()
+        release.start()
+        try:
+            out = CliRunner().invoke(cli, ["index", "--json", "--wait", "60", "--vault", str(toy_vault)])
+        finally:
+            release.cancel()
+        total = time.perf_counter() - started
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.stdout)
+    # held at least held_for after the run began: its pass is at most what is left of the total
+    assert report["seconds"] <= total - (held_for - 0.5), (report, total)
+    assert report["waited"] >= held_for - 0.5, report
+    text = CliRunner().invoke(cli, ["index", "--vault", str(toy_vault)]).output
+    assert "waited" not in text  # no wait, nothing said of one
