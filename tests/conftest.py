@@ -208,22 +208,12 @@ def brain_home(tmp_path_factory, monkeypatch) -> Path:
 
 
 @pytest.fixture
-def utc(monkeypatch):
+def utc(zone):
     """Local time is UTC for one test (TZ=UTC), and the zone the run had is back after it, in the
     environment and in this process's reading of it (time.tzset): a fixture that unset TZ after
     left the process in the system's zone while the processes it started read TZ from the
     environment again (TZ=America/St_Johns: a test's local moment was 3.5 h later in `brain mcp`)."""
-    saved = os.environ.get("TZ")
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    try:
-        yield
-    finally:
-        if saved is None:
-            os.environ.pop("TZ", None)
-        else:
-            os.environ["TZ"] = saved
-        time.tzset()
+    zone("UTC")
 
 
 @pytest.fixture

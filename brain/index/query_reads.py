@@ -9,7 +9,7 @@ This memo holds them for the one query; no SQL here, the store's readers fill it
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 Row = TypeVar("Row")
 VectorRow = tuple[int, int, bytes]  # (chunk id, note id, vector as stored)
@@ -72,14 +72,7 @@ class StateReads:
     def chunk_note_ids(self, chunk_ids: Sequence[int], read: Callable[[list[int]], dict[int, int]]) -> dict[int, int]:
         """``read``'s answer for ``chunk_ids``, reading only the chunks not read before."""
         note_of = self._note_of
-        missing = [c for c in dict.fromkeys(chunk_ids) if c not in note_of]
-        if len(note_of) + len(missing) > self.LIMIT:
-            note_of.clear()
-            missing = list(dict.fromkeys(chunk_ids))
-        if missing:
-            found = read(missing)
-            for chunk_id in missing:
-                note_of[chunk_id] = found.get(chunk_id)
+        _read_missing(note_of, chunk_ids, read, None, self.LIMIT)
         out: dict[int, int] = {}
         for chunk_id in chunk_ids:
             note_id = note_of[chunk_id]
@@ -91,12 +84,20 @@ class StateReads:
         """``read``'s answer for ``note_ids`` (the notes with a degree above 0), reading only
         the notes not read before."""
         degree = self._degree
-        missing = [n for n in dict.fromkeys(note_ids) if n not in degree]
-        if len(degree) + len(missing) > self.LIMIT:
-            degree.clear()
-            missing = list(dict.fromkeys(note_ids))
-        if missing:
-            found = read(missing)
-            for note_id in missing:
-                degree[note_id] = found.get(note_id, 0)
+        _read_missing(degree, note_ids, read, 0, self.LIMIT)
         return {n: d for n in note_ids if (d := degree[n])}
+
+
+def _read_missing(
+    held: dict[int, Any], keys: Sequence[int], read: Callable[[list[int]], dict[int, int]], absent: Any, limit: int
+) -> None:
+    """Put into ``held`` ``read``'s answer for the ``keys`` it does not hold (``absent`` for a key
+    the answer lacks); past ``limit`` entries it starts again empty, holding this call's keys."""
+    missing = [k for k in dict.fromkeys(keys) if k not in held]
+    if len(held) + len(missing) > limit:
+        held.clear()
+        missing = list(dict.fromkeys(keys))
+    if missing:
+        found = read(missing)
+        for key in missing:
+            held[key] = found.get(key, absent)
