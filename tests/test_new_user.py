@@ -312,3 +312,26 @@ def test_a_run_that_waited_for_another_reports_the_time_of_its_own_pass(toy_vaul
     assert report["waited"] >= held_for - 0.5, report
     text = CliRunner().invoke(cli, ["index", "--vault", str(toy_vault)]).output
     assert "waited" not in text  # no wait, nothing said of one
+
+
+def test_a_vault_whose_path_is_not_utf8_is_indexed_and_found_again_when_moved(toy_vault, tmp_path):
+    """A vault in a folder named in Latin-1 ("Café" as one byte 0xE9): recording its path in the
+    index (SQLite's text is UTF-8) raised UnicodeEncodeError, so every `brain index` of it failed.
+    Its bytes are recorded, and read back as the same path: a copy beside the original builds its
+    own index (the original is there), and the original moved is taken over."""
+    vault = tmp_path / os.fsdecode(b"caf\xe9")
+    toy_vault.rename(vault)
+    out = _index(vault)
+    assert out.exit_code == 0, out.output
+    copy = tmp_path / "copy"
+    shutil.copytree(vault, copy)
+    out = CliRunner().invoke(cli, ["index", "--json", "--vault", str(copy)])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["new"] > 30 and config.index_dir(vault).exists()
+    moved = tmp_path / os.fsdecode(b"moved caf\xe9")
+    vault.rename(moved)
+    out = CliRunner().invoke(cli, ["index", "--json", "--vault", str(moved)])
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.stdout)
+    assert report["new"] == 0 and report["embedded"] == 0 and report["unchanged"] > 30
+    assert not config.index_dir(vault).exists()

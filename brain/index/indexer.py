@@ -47,7 +47,7 @@ from .health import index_errors, refuse_lost_meta
 from .history import Recorder
 from .linking import resolve_links
 from .model_probe import PROBE_KEY, encoded, model_changed, probe_vector
-from .moved import take_over
+from .moved import recorded_form, take_over
 from .rebuild import rebuild as rebuild_beside
 from .rebuild import rebuild_dir, remove_leftovers, say_kept
 from .settings_fit import check_model
@@ -463,7 +463,7 @@ class _Run:
                 (s.path, s.reason, s.detail, *plan.stats.get(s.path, (None, None))) for s in plan.skipped
             )
             self.store.set_meta("indexed_at", time.time())  # a run completed: "no notes" is an answer now
-            self.store.set_meta(VAULT_KEY, str(self.root))  # found again if the vault moves (moved.py)
+            self.store.set_meta(VAULT_KEY, recorded_form(self.root))  # found again if the vault moves (moved.py)
             self.store.set_meta(changes.LIMIT_KEY, config.max_note_bytes())  # a lowered one is applied next
             self.store.set_meta(changes.DECODED_BY_KEY, DECODING)  # notes decoded otherwise were read again
             # the parse-errors just recorded are this brain's: another parses them again (the

@@ -23,6 +23,31 @@ SERVE_SUFFIX = ".serve"  # the folder a server of the vault keeps beside its ind
 SAMPLE = 50  # notes of the old index looked for in the vault: at least half must be there
 
 
+# A vault path that is no UTF-8 (a folder named in Latin-1): SQLite's text is UTF-8, so its bytes
+# are recorded in hex after this mark (a resolved path starts with "/" or a drive, never with it).
+_BYTES_MARK = "bytes:"
+
+
+def recorded_form(root: Path) -> str:
+    """``root`` as the index records it (``VAULT_KEY``): as written, or its bytes where it is no UTF-8."""
+    text = str(root)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _BYTES_MARK + os.fsencode(text).hex()
+    return text
+
+
+def _recorded_path(recorded: str) -> str:
+    """The path ``recorded_form`` recorded, as the file system names it."""
+    if recorded.startswith(_BYTES_MARK):
+        try:
+            return os.fsdecode(bytes.fromhex(recorded[len(_BYTES_MARK) :]))
+        except ValueError:
+            return recorded
+    return recorded
+
+
 @dataclass(frozen=True)
 class LeftBehind:
     directory: Path  # the old index folder
@@ -46,7 +71,7 @@ def left_behind(root: Path, directory: Path) -> list[LeftBehind]:
         recorded = recorded_vault(database, SAMPLE)
         if recorded is None:
             continue
-        vault, paths = recorded
+        vault, paths = _recorded_path(recorded[0]), recorded[1]
         if os.path.isdir(vault) or not paths:
             continue  # that vault is still there: a copy of it is indexed on its own
         here = sum(1 for p in paths if (root / p).is_file())
