@@ -16,7 +16,7 @@ from index_helpers import environ, history_problems, index_into
 
 from brain import config
 from brain.index import indexer
-from brain.index import store as store_module
+from brain.index import lexical_store as store_module
 
 
 def _vault(root: Path, round_: int) -> None:

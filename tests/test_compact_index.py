@@ -259,7 +259,7 @@ def test_a_large_batch_fills_the_lexical_index_with_a_larger_buffer_and_puts_it_
     raised for the statement (fewer segments, merged less often): the index is exactly what
     FTS5 builds anew, and the settings are FTS5's defaults again once the batch is in, for
     every later write."""
-    from brain.index import store as store_module
+    from brain.index import lexical_store as store_module
 
     monkeypatch.setattr(store_module, "_FTS_BULK_CHUNKS", 4)
     root = tmp_path / "v"
