@@ -95,7 +95,7 @@ def weights_problem(said: list[str], variable: str, *, unused: tuple[str, ...] =
         "Copy the folder again from where the model came from, or download it again "
         f"(`huggingface-cli download ORG/NAME --local-dir FOLDER`), and set {variable} to that folder"
     )
-    mismatched = _rows(said, "MISMATCH")
+    mismatched = sorted(_rows(said, "MISMATCH"))  # the report lists them in no fixed order
     if mismatched:
         first = mismatched[0]
         sizes = re.search(r"ckpt:\s*(?:torch\.Size\()?(\[[^\]]*\]).*model:\s*(?:torch\.Size\()?(\[[^\]]*\])", first[-1])
