@@ -214,20 +214,26 @@ def test_what_a_killed_server_of_the_old_path_left_does_not_keep_its_index(toy_v
     assert "brain serve" not in out.stderr
 
 
-def test_ask_during_a_first_index_under_way_says_to_wait_for_it(toy_vault):
-    """`brain ask --no-update` while another process ran the first `brain index` of a large vault
-    (nothing committed yet, 20 minutes for 2,700 notes on a loaded machine) said "the index is
-    empty: run `brain index`", a second run that would only wait behind the first."""
+def _first_index_under_way(vault: Path):
+    """Another process holding the writer lock of ``vault``'s index as a first run does, before
+    its first commit (the index made, no note in it)."""
     from serve_helpers import holding
 
-    directory = config.index_dir(toy_vault)
-    IndexStore.open(directory).close()  # what a first run has made before its first commit
-    with holding(
+    directory = config.index_dir(vault)
+    IndexStore.open(directory).close()
+    return holding(
         "import fcntl, sys\nf = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX)\n"
         "print('held', flush=True); sys.stdin.read()",
         str(lock_path(directory)),
         stdin=True,
-    ) as holder:
+    )
+
+
+def test_ask_during_a_first_index_under_way_says_to_wait_for_it(toy_vault):
+    """`brain ask --no-update` while another process ran the first `brain index` of a large vault
+    (nothing committed yet, 20 minutes for 2,700 notes on a loaded machine) said "the index is
+    empty: run `brain index`", a second run that would only wait behind the first."""
+    with _first_index_under_way(toy_vault) as holder:
         out = CliRunner().invoke(cli, ["ask", "--no-update", "--no-server", "--vault", str(toy_vault), "agent memory"])
     assert out.exit_code == 1
     assert out.stderr == (
@@ -262,16 +268,7 @@ def test_ask_that_would_update_during_a_first_index_under_way_says_to_wait_for_i
     index ... could not be updated now: 35 notes changed ... and it cannot be updated now (another
     brain process is indexing this vault); answering from the index as it is", an error that
     then said it answered (it did not). It says what `--no-update` says: whose run, ask again."""
-    from serve_helpers import holding
-
-    directory = config.index_dir(toy_vault)
-    IndexStore.open(directory).close()  # what a first run has made before its first commit
-    with holding(
-        "import fcntl, sys\nf = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX)\n"
-        "print('held', flush=True); sys.stdin.read()",
-        str(lock_path(directory)),
-        stdin=True,
-    ) as holder:
+    with _first_index_under_way(toy_vault) as holder:
         out = CliRunner().invoke(cli, ["ask", "--no-server", "--vault", str(toy_vault), "agent memory"])
     assert out.exit_code == 1
     assert out.stderr == (
