@@ -43,7 +43,6 @@ from . import bridge as bridge_stage
 from . import carry, fusion, past_carry, query_form, ties
 from . import dates as dates_stage
 from . import dense as dense_stage
-from . import diversity as diversity_stage
 from . import folders as folders_stage
 from . import graph as graph_stage
 from . import lexical as lexical_stage
@@ -894,35 +893,12 @@ class Recaller:
         for note_id, candidate in by_note.items():
             candidate.score = fused.get(note_id, 0.0)
         pool = best_first(list(by_note.values()))[: max(settings.depth, settings.k)]
-        if settings.diversity > 0 and len(pool) > 1:  # a family of near-duplicates spread out of the top
-            pool = self._spread(pool, state.vector, settings)
         # What the graph added to the pool: its notes only the lanes that read the links found, the
         # anchor and bridge lanes' as well as PageRank's (counting PageRank's newcomers alone said
         # 0 where the anchor lanes, which run before it, had brought the note asked for).
         result.candidates_added = sum(1 for c in pool if c.sources and set(c.sources) <= GRAPH_LANES)
         timings["fusion"] = _ms(started)
         return pool
-
-    def _spread(self, pool: list[Candidate], vector: np.ndarray, settings: RecallSettings) -> list[Candidate]:
-        """The fused top (diversity.WINDOW) reordered by maximal marginal relevance; each place
-        keeps its score, so scores stay in the shown order. A note put first by a rule stays."""
-        head = pool[: diversity_stage.WINDOW]
-        closest = dense_stage.ChunkVectors(self.store, [c.note_id for c in head]).closest(vector)
-        kept = 1 if head[0].named or head[0].agreed or head[0].described else 0
-        order = diversity_stage.spread(
-            [c.note_id for c in head],
-            {c.note_id: c.score for c in head},
-            {n: v for n, (_, v) in closest.items()},
-            settings.diversity,
-            settings.diversity_floor,
-            kept=kept,
-        )
-        by_id = {c.note_id: c for c in head}
-        places = [c.score for c in head]
-        spread = [by_id[n] for n in order]
-        for c, score in zip(spread, places):
-            c.score = score
-        return spread + pool[len(head) :]
 
     def _match(self, state: QueryState, settings: RecallSettings) -> str | None:
         """The query's FTS5 MATCH expression, computed once per query (it reads the vocabulary)."""

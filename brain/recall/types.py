@@ -237,11 +237,6 @@ class RecallSettings:
     # ... and a title written as a site ("Linear.app", "Shortcut.com") answering to its name
     # without the domain (names.SITE_DOMAINS), never whole so.
     names_site_domains: bool = True
-    # Maximal marginal relevance over the fused top 30 (diversity.spread): a note loses this
-    # share of the top score × how far its closest chunk's cosine with a note placed above it
-    # passes ``diversity_floor`` (scaled to 0..1). 0: off, the fused order as it is.
-    diversity: float = 0.0
-    diversity_floor: float = 0.5
 
 
 @dataclass
