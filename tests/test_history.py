@@ -3,6 +3,7 @@ and recall over the past (`--as-of`) and over world time (`--valid-at`). Fake em
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import re
@@ -350,44 +351,161 @@ def test_an_edge_follows_its_targets_resolution(tmp_path):
         store.close()
 
 
-@pytest.mark.parametrize("names_moved", [False, True], ids=["alone", "beside-a-rename"])
-def test_an_edge_follows_its_link_when_an_upgrade_resolves_it_otherwise(tmp_path, names_moved):
-    """m029 reads again a note whose `[[../Note]]` an older brain left dangling: its link resolves
-    at the next run though no name changed. Its edge followed only when some note of the vault
-    came, went or moved in that run: alone, it stayed dangling for good (`--as-of` after the
-    upgrade and `brain history` had no link the present has). Either way, the edge is dangling
-    before that run (brain's graph then, as the README says) and resolved from it."""
+def _as_before_m029(root: Path) -> None:
+    """The index as a brain from before m029 left it: its `[[../Note]]` links, and their edges,
+    dangling, and none of the migrations since recorded (an index made then ran none of them)."""
     from brain.migrations import connect
 
+    conn = connect(str(config.index_dir(root) / "index.db"))
+    with conn:
+        conn.execute("UPDATE links SET target_id = NULL, status = 'dangling' WHERE target LIKE '%./%'")
+        conn.execute("UPDATE link_history SET target_id = NULL, status = 'dangling' WHERE target LIKE '%./%'")
+        conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name >= 'm029'")
+    conn.close()
+
+
+def _link_life(root: Path, note: str) -> list[tuple[str | None, bool]]:
+    """`brain history NOTE`'s links: (the note each went to, None when dangling; still there)."""
+    life = json.loads(CliRunner().invoke(cli, ["history", "--vault", str(root), note, "--json"]).output)
+    return [(link["path"], link["lost"] is None) for link in life["links"]]
+
+
+def _links_as_of(root: Path, note: str, moment: float) -> list[str]:
+    """The notes NOTE's links went to at ``moment`` in the graph `--as-of` reads (``edges_at``)."""
+    store = open_store(root)
+    try:
+        source = store.note_id(note)
+        paths = store.note_paths_of(e[1] for e in store.edges_at(moment) if e[0] == source)
+        return sorted(paths.values())
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("names_moved", [False, True], ids=["alone", "beside-a-rename"])
+def test_an_upgrade_that_resolves_a_link_otherwise_reads_its_past_by_the_new_rule(tmp_path, names_moved):
+    """m029 reads again a note whose `[[../Note]]` an older brain left dangling, and its link
+    resolves, where Obsidian always resolved it. The rule changed in brain, not the vault (as
+    m037's): the edge's past is read by the new rule, so it goes to the note from the moment it
+    was written, and nothing changes at the upgrade run. (Before: the edge was dangling up to
+    that run and resolved from it, a link added in `brain history` that no one wrote, and
+    `--as-of` before it left the link dangling; before 08280d4a it stayed dangling for good
+    unless some note came, went or moved in that run.)"""
     root = tmp_path / "v"
-    write(root, "A/Src.md", "# Src\n\nSee [[../Other/Note]].\n")
+    write(root, "A/Src.md", "# Src\n\nSee [[../Other/Note]], [[./Sib]] and [[../Nowhere]].\n")
+    write(root, "A/Sib.md", "# Sib\n\nsib\n")
     write(root, "Other/Note.md", "# Note\n\nnote\n")
     write(root, "Bread.md", "# Bread\n\nflour\n")
-    index_then_moment(root)
-    conn = connect(str(config.index_dir(root) / "index.db"))
-    with conn:  # as an older brain left it, and its history: dangling
-        conn.execute("UPDATE links SET target_id = NULL, status = 'dangling'")
-        conn.execute("UPDATE link_history SET target_id = NULL, status = 'dangling'")
-        conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm029_wikilinks_from_the_notes_folder'")
-    conn.close()
-    before = time.time()
-    time.sleep(0.01)
+    written = index_then_moment(root)
+    _as_before_m029(root)
     if names_moved:
         (root / "Bread.md").rename(root / "Loaf.md")
     after = index_then_moment(root)
     store = open_store(root)
     try:
-        src, note = store.note_id("A/Src.md"), store.note_id("Other/Note.md")
-        assert [(e.target_id, e.status, e.recorded_to is None) for e in store.edges_from(src)] == [
-            (None, "dangling", False),
-            (note, "resolved", True),
+        src, note, sib = (store.note_id(path) for path in ("A/Src.md", "Other/Note.md", "A/Sib.md"))
+        assert [(e.target, e.target_id, e.status, e.recorded_to is None) for e in store.edges_from(src)] == [
+            ("../Other/Note", note, "resolved", True),
+            ("./Sib", sib, "resolved", True),
+            ("../Nowhere", None, "dangling", True),
         ]
-        assert not [e for e in store.edges_at(before) if e[0] == src and e[1] is not None]
+        assert (src, note, "wikilink", 1) in store.edges_at(written)
         assert (src, note, "wikilink", 1) in store.edges_at(after)
     finally:
         store.close()
-    life = json.loads(CliRunner().invoke(cli, ["history", "--vault", str(root), "A/Src", "--json"]).output)
-    assert [(link["path"], link["lost"] is None) for link in life["links"]] == [(None, False), ("Other/Note.md", True)]
+    assert _links_as_of(root, "A/Src.md", written) == ["A/Sib.md", "Other/Note.md"]
+    assert _link_life(root, "A/Src") == [("Other/Note.md", True), ("A/Sib.md", True), (None, True)]
+    assert history_problems(config.index_dir(root) / "index.db") == []
+
+
+def test_an_upgrade_reads_the_past_of_a_link_by_the_notes_then(tmp_path):
+    """The past read by the new rule is read by the notes of each moment: a `[[../Other/Note]]`
+    written before its note came is dangling until it came, and resolved from then, as Obsidian
+    had it (not from the moment it was written, nor from the upgrade)."""
+    root = tmp_path / "v"
+    write(root, "A/Src.md", "# Src\n\nSee [[../Other/Note]].\n")
+    write(root, "Bread.md", "# Bread\n\nflour\n")
+    dangling = index_then_moment(root)
+    write(root, "Other/Note.md", "# Note\n\nnote\n")
+    came = index_then_moment(root)
+    db = config.index_dir(root) / "index.db"
+    # as a brain from before m029 recorded it: one dangling edge, open
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        opened = conn.execute("SELECT recorded_from FROM note_versions WHERE path = 'Other/Note.md'").fetchone()[0]
+        deleted = conn.execute("DELETE FROM link_history WHERE target = '../Other/Note' AND target_id IS NOT NULL")
+        assert deleted.rowcount == 1
+        conn.execute("UPDATE link_history SET recorded_to = NULL WHERE target = '../Other/Note'")
+        conn.commit()
+    _as_before_m029(root)
+    index_then_moment(root)
+    store = open_store(root)
+    try:
+        src, note = store.note_id("A/Src.md"), store.note_id("Other/Note.md")
+        edges = store.edges_from(src)
+        assert [(e.target_id, e.status, e.recorded_to) for e in edges] == [
+            (None, "dangling", opened),
+            (note, "resolved", None),
+        ]
+        assert edges[1].recorded_from == opened
+    finally:
+        store.close()
+    assert _links_as_of(root, "A/Src.md", dangling) == []
+    assert _links_as_of(root, "A/Src.md", came) == ["Other/Note.md"]
+    assert history_problems(db) == []
+
+
+def test_an_index_whose_upgrade_recorded_a_link_change_has_it_read_again(tmp_path):
+    """An index that ran m029 (or m035, for `[[..\\Note]]`) as released recorded the link it
+    resolved as changed at that run: its edge dangling up to it, and another, resolved, from it.
+    m038 reads that past again by the rule: one edge, resolved from the moment the link was
+    written; a link dangling by the rule too (`[[../Nowhere]]`) is left as it was."""
+    from brain.index.linking import reread_link_history
+
+    root = tmp_path / "v"
+    write(root, "A/Src.md", "# Src\n\nSee [[..\\Other\\Note]] and [[../Nowhere]].\n")
+    write(root, "Other/Note.md", "# Note\n\nnote\n")
+    written = index_then_moment(root)
+    upgraded = time.time()
+    db = config.index_dir(root) / "index.db"
+    with contextlib.closing(sqlite3.connect(db)) as conn:  # as that upgrade run left it
+        (edge_id, source_id, note_id, start) = conn.execute(
+            "SELECT id, source_id, target_id, recorded_from FROM link_history WHERE target_id IS NOT NULL"
+        ).fetchone()
+        conn.execute(
+            "UPDATE link_history SET target_id = NULL, status = 'dangling', recorded_to = ? WHERE id = ?",
+            (upgraded, edge_id),
+        )
+        conn.execute(
+            "INSERT INTO link_history (source_id, target, kind, count, target_id, status, recorded_from)"
+            " SELECT source_id, target, kind, count, ?, 'resolved', ? FROM link_history WHERE id = ?",
+            (note_id, upgraded, edge_id),
+        )
+        nowhere = conn.execute("SELECT * FROM link_history WHERE target = '../Nowhere'").fetchall()
+        conn.execute(
+            "DELETE FROM _migrations WHERE db = 'index' AND name = 'm038_link_history_of_wikilinks_from_the_notes_folder'"
+        )
+        conn.commit()
+    assert sorted(_link_life(root, "A/Src"), key=str) == [("Other/Note.md", True), (None, False), (None, True)]
+    report = index_vault(root, progress=False)
+    assert report.changed == 0
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        assert conn.execute(
+            "SELECT id, target_id, status, recorded_from, recorded_to FROM link_history WHERE source_id = ?"
+            " AND target != '../Nowhere'",
+            (source_id,),
+        ).fetchall() == [(edge_id, note_id, "resolved", start, None)]
+        assert conn.execute("SELECT * FROM link_history WHERE target = '../Nowhere'").fetchall() == nowhere
+    assert _links_as_of(root, "A/Src.md", written) == ["Other/Note.md"]
+    assert _link_life(root, "A/Src") == [("Other/Note.md", True), (None, True)]
+    assert history_problems(db) == []
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        rows = conn.execute("SELECT * FROM link_history").fetchall()
+    store = open_store(root)  # read again, it is as it was: m038 is safe to run again
+    try:
+        with store.transaction():
+            assert reread_link_history(store) == 0
+        assert [tuple(row) for row in store.conn.execute("SELECT * FROM link_history")] == rows
+    finally:
+        store.close()
 
 
 def test_edges_record_the_world_time_their_note_states(tmp_path):

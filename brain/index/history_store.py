@@ -30,7 +30,7 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .health import HISTORY_TABLES, TEXT_TABLES
 from .schema import (
@@ -121,6 +121,18 @@ class EdgeRow:
     recorded_to: float | None
 
 
+# What makes two edges of a note, one ending where the other begins, one (``join_alike_edges``).
+_ALIKE_EDGE = (
+    "target",
+    "kind",
+    "count",
+    "target_id",
+    "status",
+    "world_date",
+    "valid_from",
+    "valid_to",
+    "note_status",
+)
 _EDGE_COLUMNS = (
     "id, source_id, target, kind, count, target_id, status, world_date, valid_from, valid_to, note_status,"
     " recorded_from, recorded_to"
@@ -1134,9 +1146,13 @@ class HistoryStore:
         finally:
             cursor.close()
 
-    def any_resolved_edge(self) -> bool:
-        """Whether the link history holds an edge that was resolved (a first build has none yet)."""
-        return self.conn.execute("SELECT 1 FROM link_history WHERE status = 'resolved' LIMIT 1").fetchone() is not None
+    def any_settled_edge(self) -> bool:
+        """Whether the link history holds an edge that was resolved, or found dangling (a first
+        build has none yet: every edge awaits resolution)."""
+        return (
+            self.conn.execute("SELECT 1 FROM link_history WHERE status IN ('resolved', 'dangling') LIMIT 1").fetchone()
+            is not None
+        )
 
     def every_version_span(self) -> list[tuple[int, str, str, float, float | None]]:
         """Every note version's (note id, path, aliases, recorded from, recorded to), oldest first."""
@@ -1152,21 +1168,56 @@ class HistoryStore:
             " WHERE status = 'resolved' ORDER BY id"
         ).fetchall()
 
-    def cut_edge(self, edge_id: int, pieces: list[tuple[int | None, float, float | None]]) -> None:
-        """The edge ``edge_id`` read again as ``pieces`` (target id, recorded from, recorded to),
-        one after another over its span: it keeps the first, each other is a copy of it with its own
-        target and span (``linking.reread_link_history``)."""
-        (target_id, _, ended), *rest = pieces
+    def dangling_dotted_wikilink_history(self) -> list[tuple[int, int, str, str, None, float, float | None]]:
+        """The link history's dangling edges of wikilinks (any kind but markdown) whose target holds
+        a ".", as ``resolved_link_history`` gives them: those a `[[../Note]]` made among them."""
+        return self.conn.execute(
+            "SELECT id, source_id, target, kind, target_id, recorded_from, recorded_to FROM link_history"
+            " WHERE status = 'dangling' AND kind != 'markdown' AND target LIKE '%.%' ORDER BY id"
+        ).fetchall()
+
+    def cut_edge(self, edge_id: int, pieces: list[tuple[int | None, str, float, float | None]]) -> list[int]:
+        """The edge ``edge_id`` read again as ``pieces`` (target id, status, recorded from,
+        recorded to), one after another over its span: it keeps the first, each other is a copy of
+        it with its own target, status and span (``linking.reread_link_history``). Returns the
+        pieces' ids."""
+        (target_id, status, _, ended), *rest = pieces
         self.conn.execute(
-            "UPDATE link_history SET target_id = ?, recorded_to = ? WHERE id = ?", (target_id, ended, edge_id)
+            "UPDATE link_history SET target_id = ?, status = ?, recorded_to = ? WHERE id = ?",
+            (target_id, status, ended, edge_id),
         )
-        for answer, begun, ended in rest:
-            self.conn.execute(
+        ids = [edge_id]
+        for answer, status, begun, ended in rest:
+            cursor = self.conn.execute(
                 "INSERT INTO link_history (source_id, target, kind, count, target_id, status, world_date,"
                 " valid_from, valid_to, note_status, recorded_from, recorded_to) SELECT source_id, target, kind,"
-                " count, ?, status, world_date, valid_from, valid_to, note_status, ?, ? FROM link_history WHERE id = ?",
-                (answer, begun, ended, edge_id),
+                " count, ?, ?, world_date, valid_from, valid_to, note_status, ?, ? FROM link_history WHERE id = ?",
+                (answer, status, begun, ended, edge_id),
             )
+            ids.append(cast(int, cursor.lastrowid))
+        return ids
+
+    def join_alike_edges(self, edge_ids: Collection[int]) -> int:
+        """Each of these edges and an edge of its note alike in all but its span, one ending where the
+        other begins, made one (the earlier kept, to the later's end): what ``cut_edge`` read again
+        of a span that ended where a run opened the same edge anew (an upgrade that recorded as a
+        change of link what the rule changed). Returns how many edges were joined into others."""
+        pairs = (
+            "SELECT a.id, b.id, b.recorded_to FROM link_history a JOIN link_history b ON b.source_id = a.source_id"
+            f" AND b.recorded_from = a.recorded_to AND {' AND '.join(f'b.{c} IS a.{c}' for c in _ALIKE_EDGE)}"
+        )
+        joined = 0
+        for edge_id in sorted(edge_ids):
+            # the one it ends where it begins, then the one ending where it begins (by id each: no scan)
+            while pair := (
+                self.conn.execute(f"{pairs} WHERE a.id = ? LIMIT 1", (edge_id,)).fetchone()
+                or self.conn.execute(f"{pairs} WHERE b.id = ? LIMIT 1", (edge_id,)).fetchone()
+            ):
+                self.conn.execute("DELETE FROM link_history WHERE id = ?", (pair[1],))
+                self.conn.execute("UPDATE link_history SET recorded_to = ? WHERE id = ?", (pair[2], pair[0]))
+                edge_id = pair[0]
+                joined += 1
+        return joined
 
     def edges_at(self, moment: float) -> list[tuple[int, int, str, int]]:
         """(source id, target id, kind, times written) of every resolved edge recorded at

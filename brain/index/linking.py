@@ -5,7 +5,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 
-from ..links import Link, Resolver, candidate_resolver, is_attachment, key_stem, link_stem, note_keys
+from ..links import (
+    Link,
+    Resolver,
+    candidate_resolver,
+    is_attachment,
+    key_stem,
+    link_stem,
+    note_keys,
+    written_from_the_notes_folder,
+)
 from .store import IndexStore
 
 # Above this many links to resolve, one Resolver over every note is quicker than finding
@@ -13,7 +22,7 @@ from .store import IndexStore
 CANDIDATE_LIMIT = 5_000
 RESOLVE_PART = 50_000  # links read and resolved at a time (``_parts``)
 _LAST_ID = 2**63 - 1  # SQLite's largest rowid
-# Set by a migration that changed how a link resolves (m037): the next ``resolve_links`` reads the
+# Set by a migration that changed how a link resolves (m037, m038): the next ``resolve_links`` reads the
 # link history again by the new rule (``reread_link_history``) before it resolves the links.
 REREAD_HISTORY = "links_history_reread"
 
@@ -162,19 +171,22 @@ def _candidates_resolver(
 
 
 def reread_link_history(store: IndexStore) -> int:
-    """The link history's targets of the links a name several notes held answered, as the rule
-    now reads them (m037: where Obsidian opens a duplicated name, not the note fewest folders
-    away) and by the notes of each moment: an edge's span is cut where a note of its name, or its
-    own note, came, went or moved, and each piece takes the target the notes then give it. The
-    rule changed in brain, not the vault: left to the next ``resolve_links``, each moved edge
-    was closed and opened again at that run, a change of link the user never made (in `brain
-    history`), and `--as-of` before it answered with the old rule's target, a note Obsidian never
-    opened from that link. Only the edges the rule moves at their end (now, for an open one) are
-    read again: an edge a first build recorded from before its target's version began (the build
-    saw the notes one after another) is left as it was. A piece no note of the name answers then
-    keeps the edge's target (an alias may have: only the notes of the name are read). Returns how
-    many edges changed."""
-    if not store.any_resolved_edge():
+    """The link history's targets of the links a rule changed in brain resolves otherwise, as the
+    rule now reads them and by the notes of each moment: a name several notes held (m037: where
+    Obsidian opens it, not the note fewest folders away), a wikilink written from its note's
+    folder (m029, m035: ``[[../Other/Note]]``, ``[[..\\Other\\Note]]``, which brain left dangling).
+    An edge's span is cut where a note of its name, or its own note, came, went or moved, and
+    each piece takes the target the notes then give it. The rule changed in brain, not the vault:
+    left to the next ``resolve_links``, each moved edge was closed and opened again at that run,
+    a change of link the user never made (in `brain history`), and `--as-of` before it answered
+    with the old rule's target, or none, where Obsidian opened a note from that link. Only the
+    edges the rule moves at their end (now, for an open one) are read again: an edge a first
+    build recorded from before its target's version began (the build saw the notes one after
+    another) is left as it was. A piece no note of the name answers then keeps the edge's target
+    (an alias may have: only the notes of the name are read), or stays dangling. An edge read
+    again that ends where one alike begins (an upgrade run recorded the change: m038) is joined to
+    it. Returns how many edges changed."""
+    if not store.any_settled_edge():
         return 0  # a first build (m037 runs on a new index too): no edge resolved yet, no version read
     versions: dict[str, list[tuple[int, str, str, float, float | None]]] = {}  # name key -> versions
     by_note: dict[int, list[tuple[str, float, float | None]]] = {}
@@ -182,10 +194,16 @@ def reread_link_history(store: IndexStore) -> int:
         versions.setdefault(key_stem(note_keys(path)[1]), []).append((note_id, path, aliases, start, end))
         by_note.setdefault(note_id, []).append((path, start, end))
     shared = {stem for stem, rows in versions.items() if len({row[0] for row in rows}) > 1}
-    if not shared:
-        return 0
-    edges = [row for row in store.resolved_link_history() if link_stem(row[2], row[3]) in shared]
-    changed = 0
+    edges = sorted(
+        [row for row in (store.resolved_link_history() if shared else ()) if link_stem(row[2], row[3]) in shared]
+        + [
+            row
+            for row in store.dangling_dotted_wikilink_history()
+            if written_from_the_notes_folder(row[2]) and str(link_stem(row[2], row[3])) in versions
+        ],
+        key=lambda row: row[0],  # in the order they were written
+    )
+    changed, written = 0, []  # edges read otherwise; the ids of their pieces
     for edge_id, source_id, target, kind, target_id, start, end in edges:
         named = versions[str(link_stem(target, kind))]
         own = by_note.get(source_id, [])
@@ -205,7 +223,7 @@ def reread_link_history(store: IndexStore) -> int:
             }
         )
         link = Link(target=target, kind=kind, anchor=None, display=None, line=0)
-        pieces: list[tuple[float, int]] = []  # (from, target id)
+        pieces: list[tuple[float, int | None]] = []  # (from, target id)
         for moment in cuts:
             then = [(note_id, path) for note_id, path, _, begun, ended in named if _current(begun, ended, moment)]
             source = next((path for path, begun, ended in own if _current(begun, ended, moment)), None)
@@ -217,7 +235,14 @@ def reread_link_history(store: IndexStore) -> int:
             continue
         changed += 1
         ends = [begun for begun, _ in pieces[1:]] + [end]
-        store.cut_edge(edge_id, [(answer, begun, ended) for (begun, answer), ended in zip(pieces, ends, strict=True)])
+        written += store.cut_edge(
+            edge_id,
+            [
+                (answer, "dangling" if answer is None else "resolved", begun, ended)
+                for (begun, answer), ended in zip(pieces, ends, strict=True)
+            ],
+        )
+    store.join_alike_edges(written)
     return changed
 
 

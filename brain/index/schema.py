@@ -1835,6 +1835,24 @@ def m037_duplicate_names_as_obsidian_opens_them(conn: sqlite3.Connection) -> Non
 INDEX_MIGRATIONS.safe_to_run_again.add("m037_duplicate_names_as_obsidian_opens_them")
 
 
+@INDEX_MIGRATIONS
+def m038_link_history_of_wikilinks_from_the_notes_folder(conn: sqlite3.Connection) -> None:
+    """m029 and m035 had a wikilink written from its note's folder (``[[../Other/Note]]``,
+    ``[[..\\Other\\Note]]``) resolve, where brain left it dangling, but only read its note again:
+    the run after the upgrade recorded the link's edge dangling up to that run and resolved from
+    it, a change of link the user never made (`brain history`), and `--as-of` before it found the
+    link dangling, where Obsidian opened its note. The next run reads the link history again by
+    the rule (``linking.reread_link_history``, as m037 does; an index that had not run m037 had
+    it read so there): each such edge takes, at each moment, the note the link opened then, and
+    one that run opened anew is joined to it. No note is read again."""
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('links_dirty', '1')")
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('links_history_reread', '1')")
+
+
+# It only has the link history read again: run again, it gives the same rows.
+INDEX_MIGRATIONS.safe_to_run_again.add("m038_link_history_of_wikilinks_from_the_notes_folder")
+
+
 def search_past_chunks(conn: sqlite3.Connection) -> None:
     """Give each past chunk that holds a character ``for_search`` may drop its ``search_*``
     columns: m021, and a rebuild carrying the past of an index that lacked them. (SQL's GLOB with
@@ -1943,7 +1961,7 @@ def _float16_blob(blob: bytes | None) -> bytes | None:
 # (``Migrations.tables_made``: 0.1-0.3 s, numpy imported by m015, on each `brain status`).
 # tests/test_migrations_record.py holds it to them: a new migration updates it.
 LATEST_TABLES = (
-    "m037_duplicate_names_as_obsidian_opens_them",
+    "m038_link_history_of_wikilinks_from_the_notes_folder",
     frozenset(
         [
             "aliases",
