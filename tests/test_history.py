@@ -370,13 +370,11 @@ def _link_life(root: Path, note: str) -> list[tuple[str | None, bool]]:
     return [(link["path"], link["lost"] is None) for link in life["links"]]
 
 
-def _links_as_of(root: Path, note: str, moment: float) -> list[str]:
-    """The notes NOTE's links went to at ``moment`` in the graph `--as-of` reads (``edges_at``)."""
+def _targets_as_of(root: Path, note: str, moment: float) -> set[int]:
+    """The notes (ids) NOTE's links went to at ``moment`` in the graph `--as-of` reads (``edges_at``)."""
     store = open_store(root)
     try:
-        source = store.note_id(note)
-        paths = store.note_paths_of(e[1] for e in store.edges_at(moment) if e[0] == source)
-        return sorted(paths.values())
+        return {e[1] for e in store.edges_at(moment) if e[0] == store.note_id(note)}
     finally:
         store.close()
 
@@ -412,44 +410,51 @@ def test_an_upgrade_that_resolves_a_link_otherwise_reads_its_past_by_the_new_rul
         assert (src, note, "wikilink", 1) in store.edges_at(after)
     finally:
         store.close()
-    assert _links_as_of(root, "A/Src.md", written) == ["A/Sib.md", "Other/Note.md"]
+    assert _targets_as_of(root, "A/Src.md", written) == {note, sib}
     assert _link_life(root, "A/Src") == [("Other/Note.md", True), ("A/Sib.md", True), (None, True)]
     assert history_problems(config.index_dir(root) / "index.db") == []
 
 
-def test_an_upgrade_reads_the_past_of_a_link_by_the_notes_then(tmp_path):
+@pytest.mark.parametrize("gone", [False, True], ids=["there", "deleted-since"])
+def test_an_upgrade_reads_the_past_of_a_link_by_the_notes_then(tmp_path, gone):
     """The past read by the new rule is read by the notes of each moment: a `[[../Other/Note]]`
     written before its note came is dangling until it came, and resolved from then, as Obsidian
-    had it (not from the moment it was written, nor from the upgrade)."""
+    had it (not from the moment it was written, nor from the upgrade); and dangling again from
+    when the note was deleted, if it was before the upgrade (the link dangles at the edge's end
+    by either rule, yet Obsidian resolved it while the note was there)."""
     root = tmp_path / "v"
     write(root, "A/Src.md", "# Src\n\nSee [[../Other/Note]].\n")
     write(root, "Bread.md", "# Bread\n\nflour\n")
     dangling = index_then_moment(root)
     write(root, "Other/Note.md", "# Note\n\nnote\n")
     came = index_then_moment(root)
+    if gone:
+        (root / "Other/Note.md").unlink()
+        index_then_moment(root)
     db = config.index_dir(root) / "index.db"
     # as a brain from before m029 recorded it: one dangling edge, open
     with contextlib.closing(sqlite3.connect(db)) as conn:
-        opened = conn.execute("SELECT recorded_from FROM note_versions WHERE path = 'Other/Note.md'").fetchone()[0]
-        deleted = conn.execute("DELETE FROM link_history WHERE target = '../Other/Note' AND target_id IS NOT NULL")
-        assert deleted.rowcount == 1
-        conn.execute("UPDATE link_history SET recorded_to = NULL WHERE target = '../Other/Note'")
+        note, opened, closed = conn.execute(
+            "SELECT note_id, recorded_from, recorded_to FROM note_versions WHERE path = 'Other/Note.md'"
+        ).fetchone()
+        deleted = conn.execute("DELETE FROM link_history WHERE target = '../Other/Note' AND id > 1")
+        assert deleted.rowcount == 1 + gone
+        conn.execute("UPDATE link_history SET target_id = NULL, status = 'dangling', recorded_to = NULL WHERE id = 1")
         conn.commit()
     _as_before_m029(root)
     index_then_moment(root)
     store = open_store(root)
     try:
-        src, note = store.note_id("A/Src.md"), store.note_id("Other/Note.md")
-        edges = store.edges_from(src)
-        assert [(e.target_id, e.status, e.recorded_to) for e in edges] == [
-            (None, "dangling", opened),
-            (note, "resolved", None),
+        edges = store.edges_from(store.note_id("A/Src.md"))
+        assert [(e.target_id, e.status, e.recorded_from, e.recorded_to) for e in edges] == [
+            (None, "dangling", edges[0].recorded_from, opened),
+            (note, "resolved", opened, closed),
+            *([(None, "dangling", closed, None)] if gone else []),
         ]
-        assert edges[1].recorded_from == opened
     finally:
         store.close()
-    assert _links_as_of(root, "A/Src.md", dangling) == []
-    assert _links_as_of(root, "A/Src.md", came) == ["Other/Note.md"]
+    assert _targets_as_of(root, "A/Src.md", dangling) == set()
+    assert _targets_as_of(root, "A/Src.md", came) == {note}
     assert history_problems(db) == []
 
 
@@ -494,7 +499,7 @@ def test_an_index_whose_upgrade_recorded_a_link_change_has_it_read_again(tmp_pat
             (source_id,),
         ).fetchall() == [(edge_id, note_id, "resolved", start, None)]
         assert conn.execute("SELECT * FROM link_history WHERE target = '../Nowhere'").fetchall() == nowhere
-    assert _links_as_of(root, "A/Src.md", written) == ["Other/Note.md"]
+    assert _targets_as_of(root, "A/Src.md", written) == {note_id}
     assert _link_life(root, "A/Src") == [("Other/Note.md", True), (None, True)]
     assert history_problems(db) == []
     with contextlib.closing(sqlite3.connect(db)) as conn:

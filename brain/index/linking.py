@@ -180,9 +180,10 @@ def reread_link_history(store: IndexStore) -> int:
     left to the next ``resolve_links``, each moved edge was closed and opened again at that run,
     a change of link the user never made (in `brain history`), and `--as-of` before it answered
     with the old rule's target, or none, where Obsidian opened a note from that link. Only the
-    edges the rule moves at their end (now, for an open one) are read again: an edge a first
-    build recorded from before its target's version began (the build saw the notes one after
-    another) is left as it was. A piece no note of the name answers then keeps the edge's target
+    resolved edges the rule moves at their end (now, for an open one) are read again: an edge a
+    first build recorded from before its target's version began (the build saw the notes one
+    after another) is left as it was. A dangling edge is read again wherever the rule resolves it
+    (its note may have been deleted since: the link dangles at its end by either rule). A piece no note of the name answers then keeps the edge's target
     (an alias may have: only the notes of the name are read), or stays dangling. An edge read
     again that ends where one alike begins (an upgrade run recorded the change: m038) is joined to
     it. Returns how many edges changed."""
@@ -231,8 +232,10 @@ def reread_link_history(store: IndexStore) -> int:
             answer = dict((path, note_id) for note_id, path in then).get(found or "", target_id)
             if not pieces or pieces[-1][1] != answer:
                 pieces.append((moment, answer))
-        if pieces[-1][1] == target_id:  # the rule gives what was recorded at the edge's end: it moved none of it
-            continue
+        if target_id is None and pieces == [(start, None)]:
+            continue  # dangling all along by the rule too
+        if target_id is not None and pieces[-1][1] == target_id:
+            continue  # the rule gives what was recorded at the edge's end: it moved none of it
         changed += 1
         ends = [begun for begun, _ in pieces[1:]] + [end]
         written += store.cut_edge(
