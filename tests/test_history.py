@@ -458,6 +458,39 @@ def test_an_upgrade_reads_the_past_of_a_link_by_the_notes_then(tmp_path, gone):
     assert history_problems(db) == []
 
 
+def test_an_upgrade_reads_a_link_from_its_note_where_the_note_was_then(tmp_path):
+    """`[[./Sib]]` is read from its note's folder at each moment: A/Src.md's went to A/Sib.md, and
+    dangles since the note moved to B/ (no B/Sib.md). A brain from before m029 had it dangling all
+    along; read again, it is resolved up to the move and dangling from it."""
+    root = tmp_path / "v"
+    write(root, "A/Src.md", "# Src\n\nSee [[./Sib]].\n")
+    write(root, "A/Sib.md", "# Sib\n\nsib\n")
+    written = index_then_moment(root)
+    (root / "B").mkdir()
+    (root / "A/Src.md").rename(root / "B/Src.md")
+    moved = index_then_moment(root)
+    db = config.index_dir(root) / "index.db"
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        (sib,) = conn.execute("SELECT id FROM notes WHERE path = 'A/Sib.md'").fetchone()
+        (src, at) = conn.execute("SELECT note_id, recorded_from FROM note_versions WHERE path = 'B/Src.md'").fetchone()
+        assert conn.execute("DELETE FROM link_history WHERE id > 1").rowcount == 1  # as recorded before m029
+        conn.execute("UPDATE link_history SET target_id = NULL, status = 'dangling', recorded_to = NULL WHERE id = 1")
+        conn.commit()
+    _as_before_m029(root)
+    index_then_moment(root)
+    store = open_store(root)
+    try:
+        assert [(e.target_id, e.status, e.recorded_to) for e in store.edges_from(src)] == [
+            (sib, "resolved", at),
+            (None, "dangling", None),
+        ]
+    finally:
+        store.close()
+    assert _targets_as_of(root, "B/Src.md", written) == {sib}
+    assert _targets_as_of(root, "B/Src.md", moved) == set()
+    assert history_problems(db) == []
+
+
 def test_an_index_whose_upgrade_recorded_a_link_change_has_it_read_again(tmp_path):
     """An index that ran m029 (or m035, for `[[..\\Note]]`) as released recorded the link it
     resolved as changed at that run: its edge dangling up to it, and another, resolved, from it.
