@@ -183,10 +183,10 @@ def reread_link_history(store: IndexStore) -> int:
     resolved edges the rule moves at their end (now, for an open one) are read again: an edge a
     first build recorded from before its target's version began (the build saw the notes one
     after another) is left as it was. A dangling edge is read again wherever the rule resolves it
-    (its note may have been deleted since: the link dangles at its end by either rule). A piece no note of the name answers then keeps the edge's target
-    (an alias may have: only the notes of the name are read), or stays dangling. An edge read
-    again that ends where one alike begins (an upgrade run recorded the change: m038) is joined to
-    it. Returns how many edges changed."""
+    (its note may have been deleted since: the link dangles at its end by either rule). A piece
+    no note of the name answers then keeps the edge's target (an alias may have: only the notes
+    of the name are read), or stays dangling. An edge read again that ends where one alike begins
+    (an upgrade run recorded the change: m038) is joined to it. Returns how many edges changed."""
     if not store.any_settled_edge():
         return 0  # a first build (m037 runs on a new index too): no edge resolved yet, no version read
     versions: dict[str, list[tuple[int, str, str, float, float | None]]] = {}  # name key -> versions
