@@ -177,8 +177,10 @@ def index(
             if repaired.remade:
                 gone = "was" if len(repaired.remade) == 1 else "were"
                 made += f"; {', '.join(repaired.remade)} {gone} gone: made again"
+            # the wait apart, as a plain `brain index` says it
+            waited = f", after {repaired.waited:.1f} s waiting for another brain process" if repaired.waited else ""
             click.echo(
-                f"repaired the index of {repaired.vault}: rebuilt and checked {rows}{made} in {repaired.seconds} s"
+                f"repaired the index of {repaired.vault}: rebuilt and checked {rows}{made} in {repaired.seconds} s{waited}"
             )
         return
     keep = True  # with nothing past to lose, a rebuild still carries what history there is

@@ -166,3 +166,39 @@ def test_repair_makes_the_indexes_a_stopped_first_build_left(toy_vault, monkeypa
     assert indexes() >= set(_DEFERRED_INDEXES)
     again = _invoke("index", "--repair", "--json", "--vault", str(toy_vault))
     assert json.loads(again.stdout)["indexes_made"] == 0
+
+
+def test_a_repair_that_waited_for_another_writer_says_the_wait_apart(toy_vault):
+    """`brain index --repair` while another `brain index` ran: "in 3.4 s" for a repair of a
+    fraction of that, its wait counted in, where a plain `brain index` said the wait apart."""
+    import threading
+    import time
+
+    from serve_helpers import holding
+
+    from brain.index.writer_lock import lock_path
+
+    index_into(config.brain_home(), toy_vault, FakeEmbedder())
+    held_for = 3.0
+    with holding(
+        "import fcntl, sys\nf = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX)\n"
+        "print('held', flush=True); sys.stdin.read()",
+        str(lock_path(config.index_dir(toy_vault.resolve()))),
+        stdin=True,
+    ) as holder:
+        assert holder.stdin is not None
+        release = threading.Timer(held_for, holder.stdin.close)  # the other run ends
+        started = time.perf_counter()
+        release.start()
+        try:
+            result = _invoke("index", "--repair", "--json", "--wait", "60", "--vault", str(toy_vault))
+        finally:
+            release.cancel()
+        total = time.perf_counter() - started
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    # held at least held_for after the repair began: its own time is at most what is left of the total
+    assert report["seconds"] <= total - (held_for - 0.5), (report, total)
+    assert report["waited"] >= held_for - 0.5, report
+    text = _invoke("index", "--repair", "--vault", str(toy_vault)).output
+    assert "waiting" not in text and " s\n" in text  # no wait, nothing said of one
