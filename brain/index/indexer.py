@@ -229,7 +229,7 @@ def index_vault(
                 kept = remove_leftovers(directory)
                 first = not directory.exists()
                 # the vault moved or was renamed: its index and history, not a first run beside them
-                took = take_over(root, directory) if first else None
+                took = take_over(root, directory, wait=wait, waiting=waiting) if first else None
                 first = first and took is None
                 store = IndexStore.open(directory)
                 try:

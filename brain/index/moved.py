@@ -9,10 +9,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import BrainError
+from ..errors import BrainError, IndexBusyError
 from ..text import shell_word
 from .files import INDEX_FILE
 from .store import recorded_vault
@@ -65,24 +66,35 @@ def left_behind(root: Path, directory: Path) -> list[LeftBehind]:
     for entry in entries:
         if entry.name.endswith((".lock", ".rebuild", ".retired")) or entry.path == str(directory):
             continue
-        database = Path(entry.path) / INDEX_FILE
-        if not entry.is_dir(follow_symlinks=False) or not database.is_file():
-            continue
-        recorded = recorded_vault(database, SAMPLE)
-        if recorded is None:
-            continue
-        vault, paths = _recorded_path(recorded[0]), recorded[1]
-        if os.path.isdir(vault) or not paths:
-            continue  # that vault is still there: a copy of it is indexed on its own
-        here = sum(1 for p in paths if (root / p).is_file())
-        if here * 2 >= len(paths):
-            found.append(LeftBehind(Path(entry.path), vault))
+        if entry.is_dir(follow_symlinks=False):
+            fits = _fits(root, Path(entry.path))
+            if fits is not None:
+                found.append(fits)
     return found
 
 
-def take_over(root: Path, directory: Path) -> LeftBehind | None:
+def _fits(root: Path, folder: Path) -> LeftBehind | None:
+    """``folder``, when it is an index whose recorded vault is gone and whose notes are in ``root``."""
+    database = folder / INDEX_FILE
+    if not database.is_file():
+        return None
+    recorded = recorded_vault(database, SAMPLE)
+    if recorded is None:
+        return None
+    vault, paths = _recorded_path(recorded[0]), recorded[1]
+    if os.path.isdir(vault) or not paths:
+        return None  # that vault is still there: a copy of it is indexed on its own
+    here = sum(1 for p in paths if (root / p).is_file())
+    return LeftBehind(folder, vault) if here * 2 >= len(paths) else None
+
+
+def take_over(
+    root: Path, directory: Path, *, wait: float = 0.0, waiting: Callable[[int | None], None] | None = None
+) -> LeftBehind | None:
     """Move the index of the vault ``root`` was before into ``directory`` (not there yet), when
-    exactly one is found and no process writes it. Returns it, or None."""
+    exactly one is found and no `brain serve` of its old path runs. Returns it, or None.
+    ``IndexBusyError`` when another process writes it past ``wait`` seconds (``waiting`` told as
+    ``vault_lock`` tells it): a first run from nothing beside it would embed every note again."""
     from .writer_lock import VaultLocked, lock_path, vault_lock
 
     found = left_behind(root, directory)
@@ -103,12 +115,27 @@ def take_over(root: Path, directory: Path) -> LeftBehind | None:
         )
         return None
     try:
-        with vault_lock(old.directory, wait=0):
+        with vault_lock(old.directory, wait=wait, waiting=waiting) as held:
+            # Looked at again, held: the run that held it (a copy of the vault at another path
+            # taking it over) may have recorded its own path, or moved the folder, since the look
+            if _fits(root, old.directory) != old:
+                held.drop_file()  # the one this run made where the folder went: beside nothing
+                return None
             os.rename(old.directory, directory)
             # its lock file, beside nothing now: a writer that opens it meanwhile finds it gone
             with contextlib.suppress(OSError):
                 lock_path(old.directory).unlink()
-    except (VaultLocked, OSError) as exc:
+    except VaultLocked as exc:
+        # a copy of the vault at another path taking it over now: a run from nothing beside it
+        # (minutes of embedding) would race it for a copy the other run may be about to record
+        who = f" (pid {exc.holder})" if exc.holder else ""
+        waited = f" (waited {wait:g} s)" if wait > 0 else ""
+        raise IndexBusyError(
+            f"the index of {old.vault} (a folder no longer there), which holds this vault's notes, is being written "
+            f"by another brain process{who}{waited}: run `brain index` again once it is done (a run from nothing "
+            "beside it would embed every note again)"
+        ) from exc
+    except OSError as exc:
         log.warning("%s: the index of %s (no longer there) was not taken over: %s", root, old.vault, exc)
         return None
     return old
