@@ -217,3 +217,33 @@ def test_a_killed_server_of_the_old_path_leaves_nothing_the_new_path_reads(toy_v
         assert server["pid"] == os.getpid(), server
         assert runtime.read_record(new.resolve())["vault"] == str(new.resolve())
     assert status()["server"] is None
+
+
+def test_an_index_that_cannot_be_moved_is_not_built_again_beside(toy_vault, tmp_path, monkeypatch):
+    """The old index folder not writable (renaming a folder writes its ".."; root may, a user may
+    not) or a mount point: the take-over's rename failed, a warning said so, and the run embedded
+    every note again beside it, its history left where no run looks again (the new path has an
+    index then). It fails in one line now, saying what to do, and builds nothing."""
+
+    class _Denied:
+        def __getattr__(self, name):
+            return getattr(os, name)
+
+        def rename(self, src, dst):
+            raise PermissionError(13, "Permission denied", str(src))
+
+    history = _with_a_past(toy_vault)
+    old = config.index_dir(toy_vault)
+    new = tmp_path / "Notes"
+    toy_vault.rename(new)
+    with monkeypatch.context() as m:
+        m.setattr(moved, "os", _Denied())
+        out = _index(new)
+    assert out.exit_code == 1, out.output
+    assert out.stderr == (
+        f"Error: the index of {toy_vault} (a folder no longer there), which holds this vault's notes, could not be "
+        f"taken over: [Errno 13] Permission denied: '{old}'; fix that and run `brain index` again, or move {old} "
+        f"out of {old.parent} for a new index (its history stays in it)\n"
+    )
+    assert _indexes() == [old.name] and not lock_path(config.index_dir(new)).exists()
+    assert json.loads(_index(new).stdout)["taken_over"] == str(toy_vault) and _past(new) == history

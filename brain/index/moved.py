@@ -94,7 +94,8 @@ def take_over(
     """Move the index of the vault ``root`` was before into ``directory`` (not there yet), when
     exactly one is found and no `brain serve` of its old path runs. Returns it, or None.
     ``IndexBusyError`` when another process writes it past ``wait`` seconds (``waiting`` told as
-    ``vault_lock`` tells it): a first run from nothing beside it would embed every note again."""
+    ``vault_lock`` tells it), ``BrainError`` when it cannot be moved (not writable): a first run
+    from nothing beside it would embed every note again."""
     from .writer_lock import VaultLocked, lock_path, vault_lock
 
     found = left_behind(root, directory)
@@ -136,8 +137,13 @@ def take_over(
             "beside it would embed every note again)"
         ) from exc
     except OSError as exc:
-        log.warning("%s: the index of %s (no longer there) was not taken over: %s", root, old.vault, exc)
-        return None
+        # the folder not writable (renaming a folder writes its ".."), a mount point: a first run
+        # beside it embedded every note again and left its history where no run looks again
+        raise BrainError(
+            f"the index of {old.vault} (a folder no longer there), which holds this vault's notes, could not be "
+            f"taken over: {exc}; fix that and run `brain index` again, or move {old.directory} out of "
+            f"{old.directory.parent} for a new index (its history stays in it)"
+        ) from exc
     return old
 
 
