@@ -183,6 +183,8 @@ def index(
                 f"repaired the index of {repaired.vault}: rebuilt and checked {rows}{made} in {repaired.seconds} s{waited}"
             )
         return
+    if not rebuild:
+        _offer_an_unrecorded_index(vault)
     keep = True  # with nothing past to lose, a rebuild still carries what history there is
     if rebuild and not keep_history:
         keep = not yes and not _confirm_discarding_history(vault)
@@ -373,6 +375,11 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
         echo(
             f"moved:  {literal(st.moved_from)} was this vault's path: its index (a folder no longer there) "
             "holds these notes, and `brain index` takes it over, history included, embedding nothing again"
+        )
+    if st.unrecorded_index:
+        echo(
+            f"moved?: {literal(st.unrecorded_index)}, an index made before brain recorded its vault's path, holds "
+            "these notes: if this vault was moved from there, `brain index` on a terminal offers to take it over"
         )
     echo(f"model:  {st.model or '(nothing indexed yet)'}" + (f" (dim {st.dim})" if st.dim else ""))
     echo(f"notes:  {st.notes}   chunks: {st.chunks}")
@@ -1175,6 +1182,45 @@ def _confirm_discarding_history(vault: str | None) -> bool:
     if not click.confirm(f"{message}.\nDiscard it? (--keep-history carries it over)", default=False, err=True):
         raise click.Abort()
     return True
+
+
+def _offer_an_unrecorded_index(vault: str | None) -> None:
+    """A first `brain index` where the one index of the home that records no vault path (made
+    before brain recorded one, not indexed since) holds this vault's notes: the vault was moved,
+    or it is a copy of one still there, which nothing in the index tells. On a terminal, asked
+    (yes: taken over, history included); else said, and a new index built as before."""
+    import os
+
+    from .vault import resolve_vault
+
+    root = resolve_vault(vault)
+    directory = config.index_dir(root)
+    if os.path.lexists(directory):  # the one stat of every run but a first
+        return
+    from .index import moved
+
+    if moved.left_behind(root, directory):
+        return
+    found = moved.made_before_recording(root, directory)
+    if len(found) != 1:
+        return
+    said = f"{found[0]}, an index made before brain recorded its vault's path, holds this vault's notes"
+    if not _interactive():
+        click.echo(
+            escaped(
+                f"brain: {said}: if this vault was moved from there, stop this run and run `brain index` on a "
+                "terminal, which offers to take it over, history included; this run builds a new index"
+            ),
+            err=True,
+        )
+        return
+    if click.confirm(
+        escaped(f"{said}.\nWas this vault moved from there? Yes: its index and history are this vault's; no: a copy"),
+        default=False,
+        err=True,
+    ):
+        moved.adopt(root, directory, found[0])
+        click.echo(escaped(f"brain: {root}: the index {found[0]} is this vault's now, history included"), err=True)
 
 
 def _interactive() -> bool:

@@ -219,6 +219,51 @@ def test_a_killed_server_of_the_old_path_leaves_nothing_the_new_path_reads(toy_v
     assert status()["server"] is None
 
 
+def _made_before_recording(vault: Path) -> Path:
+    """``vault``'s index as a brain before it recorded the vault's path left it: no such row."""
+    import sqlite3
+
+    from brain.index.store import VAULT_KEY
+
+    directory = config.index_dir(vault)
+    conn = sqlite3.connect(directory / "index.db")
+    with conn:
+        conn.execute("DELETE FROM meta WHERE key = ?", (VAULT_KEY,))
+    conn.close()
+    return directory
+
+
+@pytest.mark.parametrize("answer", ["y", "n", None], ids=["moved", "a-copy", "no-terminal"])
+def test_an_index_made_before_paths_were_recorded_is_offered_when_its_vault_moved(
+    toy_vault, tmp_path, monkeypatch, answer
+):
+    """An index made before brain recorded its vault's path, the vault moved before its next run:
+    that run embedded every note again from nothing and the history stayed behind, unsaid. Nothing
+    in such an index tells a move from a copy of a vault still there: `brain status` names it, and
+    `brain index` asks on a terminal (yes: taken over; no: a new index beside it), else says it."""
+    history = _with_a_past(toy_vault)
+    old = _made_before_recording(toy_vault)
+    new = tmp_path / "Notes"
+    toy_vault.rename(new)
+    status = CliRunner().invoke(cli, ["status", "--json", "--vault", str(new)])
+    assert json.loads(status.stdout)["unrecorded_index"] == str(old), status.output
+    text = CliRunner().invoke(cli, ["status", "--vault", str(new)]).output
+    assert f"moved?: {old}, an index made before brain recorded its vault's path, holds these notes" in text, text
+    if answer is not None:
+        monkeypatch.setattr("brain.cli._interactive", lambda: True)
+    out = CliRunner().invoke(cli, ["index", "--json", "--vault", str(new)], input=f"{answer}\n" if answer else None)
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.stdout)
+    if answer == "y":
+        assert report["embedded"] == 0 and report["new"] == 0 and _past(new) == history, report
+        assert _indexes() == [config.index_dir(new).name] and not lock_path(old).exists()
+        assert f"the index {old} is this vault's now, history included" in out.stderr
+    else:
+        assert report["new"] > 30 and _indexes() == sorted([old.name, config.index_dir(new).name])
+    if answer is None:
+        assert "stop this run and run `brain index` on a terminal, which offers to take it over" in out.stderr
+
+
 def test_an_index_that_cannot_be_moved_is_not_built_again_beside(toy_vault, tmp_path, monkeypatch):
     """The old index folder not writable (renaming a folder writes its ".."; root may, a user may
     not) or a mount point: the take-over's rename failed, a warning said so, and the run embedded

@@ -16,7 +16,7 @@ from pathlib import Path
 from ..errors import BrainError, IndexBusyError
 from ..text import shell_word
 from .files import INDEX_FILE
-from .store import recorded_vault
+from .store import recorded_vault, unrecorded_notes
 
 log = logging.getLogger(__name__)
 
@@ -58,19 +58,27 @@ class LeftBehind:
 def left_behind(root: Path, directory: Path) -> list[LeftBehind]:
     """The index folders beside ``directory`` whose vault is gone and whose notes are in
     ``root``: at least half of those looked at are files there."""
-    found = []
+    return [fits for folder in _others(directory) if (fits := _fits(root, folder)) is not None]
+
+
+def _others(directory: Path) -> list[Path]:
+    """The index folders beside ``directory`` (none where that folder cannot be listed)."""
     try:
         entries = list(os.scandir(directory.parent))
     except OSError:
         return []
-    for entry in entries:
-        if entry.name.endswith((".lock", ".rebuild", ".retired")) or entry.path == str(directory):
-            continue
-        if entry.is_dir(follow_symlinks=False):
-            fits = _fits(root, Path(entry.path))
-            if fits is not None:
-                found.append(fits)
-    return found
+    return [
+        Path(entry.path)
+        for entry in entries
+        if not entry.name.endswith((".lock", ".rebuild", ".retired", SERVE_SUFFIX))
+        and entry.path != str(directory)
+        and entry.is_dir(follow_symlinks=False)
+    ]
+
+
+def _most_here(root: Path, paths: list[str]) -> bool:
+    """At least half of ``paths`` (some) are files in ``root``."""
+    return bool(paths) and sum(1 for p in paths if (root / p).is_file()) * 2 >= len(paths)
 
 
 def _fits(root: Path, folder: Path) -> LeftBehind | None:
@@ -82,10 +90,39 @@ def _fits(root: Path, folder: Path) -> LeftBehind | None:
     if recorded is None:
         return None
     vault, paths = _recorded_path(recorded[0]), recorded[1]
-    if os.path.isdir(vault) or not paths:
+    if os.path.isdir(vault):
         return None  # that vault is still there: a copy of it is indexed on its own
-    here = sum(1 for p in paths if (root / p).is_file())
-    return LeftBehind(folder, vault) if here * 2 >= len(paths) else None
+    return LeftBehind(folder, vault) if _most_here(root, paths) else None
+
+
+def made_before_recording(root: Path, directory: Path) -> list[Path]:
+    """The index folders beside ``directory`` that record no vault path (made by a brain before
+    it recorded one, not indexed since) and hold ``root``'s notes (at least half of those looked
+    at). Never taken over unasked (``adopt``): nothing in one tells whether its vault moved to
+    ``root`` or is still where it was, ``root`` a copy of it."""
+    return [
+        folder
+        for folder in _others(directory)
+        if (folder / INDEX_FILE).is_file() and _most_here(root, unrecorded_notes(folder / INDEX_FILE, SAMPLE) or [])
+    ]
+
+
+def adopt(root: Path, directory: Path, folder: Path) -> None:
+    """Move ``folder`` (``made_before_recording``'s, the user said its vault moved to ``root``)
+    into ``directory``, under both writer locks, when it still fits, ``directory`` is not there
+    and no `brain serve` holds its server folder. ``BrainError`` (``VaultLocked``) otherwise."""
+    from ..server import runtime
+    from .writer_lock import lock_path, vault_lock
+
+    serve = folder.with_name(folder.name + SERVE_SUFFIX)
+    if os.path.lexists(serve) and runtime.folder_lock_is_held(serve):
+        raise BrainError(f"a `brain serve` runs for the index {folder} (it holds {serve}): stop it, then `brain index`")
+    with vault_lock(directory, wait=0), vault_lock(folder, wait=0):
+        if os.path.lexists(directory) or folder not in made_before_recording(root, directory):
+            raise BrainError(f"the index {folder} was not taken over: it or this vault's index changed meanwhile")
+        os.rename(folder, directory)
+        with contextlib.suppress(OSError):
+            lock_path(folder).unlink()
 
 
 def take_over(

@@ -14,7 +14,7 @@ from ..vault import IGNORE_FILE, resolve_vault
 from . import background, changes
 from .files import INDEX_FILE
 from .health import index_errors, refuse_hidden_index, refuse_lost_meta
-from .moved import left_behind
+from .moved import left_behind, made_before_recording
 from .rebuild import rebuild_status
 from .settings_fit import index_mismatches
 from .store import IndexStore
@@ -50,6 +50,9 @@ class VaultStatus:
     indexed: bool = True
     # no index here, but the one of the path this vault had before (moved.py): `brain index` takes it over
     moved_from: str | None = None
+    # none of that, but the one index of the home that records no vault path (a brain's from before
+    # it recorded one) holds these notes: the vault may have moved from its path (`brain index` asks)
+    unrecorded_index: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -77,6 +80,9 @@ def vault_status(vault: str | os.PathLike[str] | None) -> VaultStatus:
     if not indexed:
         found = left_behind(root, directory)
         status.moved_from = found[0].vault if len(found) == 1 else None
+        if not found:
+            unrecorded = made_before_recording(root, directory)
+            status.unrecorded_index = str(unrecorded[0]) if len(unrecorded) == 1 else None
     return status
 
 

@@ -125,6 +125,24 @@ def recorded_vault(database: Path, sample: int) -> tuple[str, list[str]] | None:
         conn.close()
 
 
+def unrecorded_notes(database: Path, sample: int) -> list[str] | None:
+    """Up to ``sample`` note paths of the index ``database`` when it records no vault path (made
+    by a brain before it recorded one, and not indexed since), read-only; else None."""
+    try:
+        conn = sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True, timeout=1.0)
+    except (sqlite3.Error, ValueError):
+        return None
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (VAULT_KEY,)).fetchone()
+        if row and row[0]:
+            return None
+        return [r[0] for r in conn.execute("SELECT path FROM notes ORDER BY id LIMIT ?", (sample,))]
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+
+
 class IndexStore(LexicalStore, HistoryStore):
     """One vault's index database. Open with ``IndexStore.open(index_dir)``."""
 

@@ -233,21 +233,30 @@ def pid_alive(pid: Any) -> bool:
 
 
 def lock_is_held(root: Path) -> bool:
-    """Whether a server holds this vault's lock now (without taking it for long). Not in a
-    folder that is not ours alone: no server of ours is there, and opening a lock file planted
-    there (a symlink) would make the file it leads to."""
-    if not is_private(runtime_dir(root)):
-        return False
+    """Whether a server holds this vault's lock now (without taking it for long)."""
     try:
-        import fcntl
+        import fcntl  # noqa: F401
     except ImportError:  # pragma: no cover - no flock: trust the record's pid
         record = read_record(root)
         return bool(record and pid_alive(record.get("pid")))
+    return folder_lock_is_held(runtime_dir(root))
+
+
+def folder_lock_is_held(folder: Path) -> bool:
+    """Whether a server holds the lock in its folder ``folder`` now. Not in a folder that is not
+    ours alone: no server of ours is there, and opening a lock file planted there (a symlink)
+    would make the file it leads to."""
+    if not is_private(folder):
+        return False
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - no flock: a server's folder is taken for a live server's
+        return True
     try:
         # never made here (no O_CREAT): a lock file a client made where the server's was removed
         # was free to take, so a running server looked stopped (and heal took the client's file)
         # O_NONBLOCK: a FIFO in its place was waited on for a reader (`brain status` and `ask` hung)
-        fd = os.open(lock_path(root), os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+        fd = os.open(folder / LOCK_FILE, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError:
         return False
     try:
