@@ -207,7 +207,7 @@ def index(
         click.echo(
             escaped(
                 f"brain: {report.vault} was indexed at {report.taken_over}, a folder no longer there: its index, "
-                "history included, is this vault's now (nothing embedded again)"
+                "history included, is this vault's now " + ("(then rebuilt)" if rebuild else "(nothing embedded again)")
             ),
             err=True,
         )

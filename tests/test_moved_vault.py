@@ -292,3 +292,21 @@ def test_an_index_that_cannot_be_moved_is_not_built_again_beside(toy_vault, tmp_
     )
     assert _indexes() == [old.name] and not lock_path(config.index_dir(new)).exists()
     assert json.loads(_index(new).stdout)["taken_over"] == str(toy_vault) and _past(new) == history
+
+
+def test_a_rebuild_at_the_new_path_takes_the_index_over_and_carries_its_history(toy_vault, tmp_path):
+    """`brain index --rebuild` as the first run at the moved vault's path built a new index from
+    nothing, the old one and its history left in a folder no run looks at again (and `brain
+    status` no longer named it: the new path had an index). It takes it over first now, and the
+    rebuild carries its history into the new index."""
+    history = _with_a_past(toy_vault)
+    new = tmp_path / "Notes"
+    toy_vault.rename(new)
+    out = _index(new, "--rebuild")
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["taken_over"] == str(toy_vault), out.output
+    assert (
+        f"was indexed at {toy_vault}, a folder no longer there: its index, history included, is this vault's now (then rebuilt)"
+        in out.stderr
+    )
+    assert _indexes() == [config.index_dir(new).name] and _past(new) == history

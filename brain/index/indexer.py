@@ -218,6 +218,10 @@ def index_vault(
         started = time.perf_counter()
         try:
             if rebuild:
+                # at a moved vault's new path: its index taken over first, its history carried into
+                # the new one (a rebuild from nothing left it where no run looks again)
+                fresh = not os.path.lexists(directory) and not os.path.lexists(rebuild_dir(directory))
+                took = take_over(root, directory, wait=wait, waiting=waiting) if fresh else None
                 report = rebuild_beside(
                     root,
                     directory,
@@ -225,6 +229,7 @@ def index_vault(
                     lambda store: _index_into(root, store, model_name, embedder, load, progress),
                     keep_history=keep_history,
                 )
+                report.taken_over = took.vault if took else None
             else:
                 kept = remove_leftovers(directory)
                 first = not directory.exists()
