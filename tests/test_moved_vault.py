@@ -310,3 +310,28 @@ def test_a_rebuild_at_the_new_path_takes_the_index_over_and_carries_its_history(
         in out.stderr
     )
     assert _indexes() == [config.index_dir(new).name] and _past(new) == history
+
+
+def test_an_index_made_before_paths_were_recorded_that_cannot_be_moved_says_so(toy_vault, tmp_path, monkeypatch):
+    """Its take-over asked for, its folder not writable: one line, nothing made beside it."""
+
+    class _Denied:
+        def __getattr__(self, name):
+            return getattr(os, name)
+
+        def rename(self, src, dst):
+            raise PermissionError(13, "Permission denied", str(src))
+
+    _with_a_past(toy_vault)
+    old = _made_before_recording(toy_vault)
+    new = tmp_path / "Notes"
+    toy_vault.rename(new)
+    monkeypatch.setattr("brain.cli._interactive", lambda: True)
+    monkeypatch.setattr(moved, "os", _Denied())
+    out = CliRunner().invoke(cli, ["index", "--json", "--vault", str(new)], input="y\n")
+    assert out.exit_code == 1, out.output
+    assert out.stderr.endswith(
+        f"Error: the index {old} could not be taken over: [Errno 13] Permission denied: '{old}'; fix that and run "
+        "`brain index` again\n"
+    ), out.stderr
+    assert _indexes() == [old.name] and not lock_path(config.index_dir(new)).exists()

@@ -117,12 +117,23 @@ def adopt(root: Path, directory: Path, folder: Path) -> None:
     serve = folder.with_name(folder.name + SERVE_SUFFIX)
     if os.path.lexists(serve) and runtime.folder_lock_is_held(serve):
         raise BrainError(f"a `brain serve` runs for the index {folder} (it holds {serve}): stop it, then `brain index`")
-    with vault_lock(directory, wait=0), vault_lock(folder, wait=0):
-        if os.path.lexists(directory) or folder not in made_before_recording(root, directory):
-            raise BrainError(f"the index {folder} was not taken over: it or this vault's index changed meanwhile")
-        os.rename(folder, directory)
-        with contextlib.suppress(OSError):
-            lock_path(folder).unlink()
+    with vault_lock(directory, wait=0) as held:
+        try:
+            with vault_lock(folder, wait=0):
+                if os.path.lexists(directory) or folder not in made_before_recording(root, directory):
+                    raise BrainError(
+                        f"the index {folder} was not taken over: it or this vault's index changed meanwhile"
+                    )
+                os.rename(folder, directory)
+                with contextlib.suppress(OSError):
+                    lock_path(folder).unlink()
+        except OSError as exc:
+            raise BrainError(
+                f"the index {folder} could not be taken over: {exc}; fix that and run `brain index` again"
+            ) from exc
+        finally:
+            if not os.path.lexists(directory):
+                held.drop_file()  # the lock file made for an index that is not there: beside nothing
 
 
 def take_over(
