@@ -140,9 +140,18 @@ def test_a_take_over_looked_for_before_another_recorded_its_path_takes_nothing(t
     assert taken.exists() and json.loads(_index(first).stdout)["new"] == 0
 
 
-# kill -9 at each step of a take-over: once the folder is renamed (before the first commit, its
-# old lock file still there), and inside the first commit, as it records the new path
+# kill -9 at each step of a take-over: once the new path is recorded in the old folder (before
+# the rename), once the folder is renamed (before the first commit, its old lock file still
+# there), and inside the first commit, as it records the new path
 _KILLS = {
+    "recorded": (
+        "import brain.index.moved as moved\n"
+        "_record = moved.record_moved\n"
+        "def record_moved(*args):\n"
+        "    _record(*args)\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+        "moved.record_moved = record_moved\n"
+    ),
     "renamed": (
         "import brain.index.moved as moved\n"
         "class _Os:\n"
@@ -179,6 +188,7 @@ def test_a_take_over_killed_at_any_step_loses_nothing(toy_vault, tmp_path, step)
     report = json.loads(out.stdout)
     assert report["new"] == 0 and report["embedded"] == 0 and report["notes"] > 30, report
     assert report["notes"] == notes
+    assert report["taken_over"] == (str(toy_vault) if step == "recorded" else None)  # not renamed yet
     assert _indexes() == [config.index_dir(new).name] and _past(new) == history
     again = CliRunner().invoke(cli, ["history", "--vault", str(new), "AI/Agent memory.md"])
     assert again.exit_code == 0 and "changed" in again.output, again.output
@@ -335,3 +345,24 @@ def test_an_index_made_before_paths_were_recorded_that_cannot_be_moved_says_so(t
         "`brain index` again\n"
     ), out.stderr
     assert _indexes() == [old.name] and not lock_path(config.index_dir(new)).exists()
+
+
+def test_a_killed_take_over_is_not_taken_by_a_copy_at_another_path(toy_vault, tmp_path):
+    """Two copies of a vault whose original is gone; the first copy's take-over killed after its
+    rename, before its first commit recorded its path. The second copy's first run took that
+    index (it recorded a vault gone), and the first copy's next run, its index gone, embedded
+    every note again from nothing. A take-over records its path before it renames now: the second
+    copy builds its own, the first keeps the index it took."""
+    history = _with_a_past(toy_vault)
+    first, second = tmp_path / "first", tmp_path / "second"
+    toy_vault.rename(first)
+    shutil.copytree(first, second)
+    killed = _brain("index", "--json", "--vault", str(first), before=_KILLS["renamed"])
+    killed.communicate(timeout=300)
+    assert killed.returncode == -signal.SIGKILL
+    out = _index(second)
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["taken_over"] is None and json.loads(out.stdout)["new"] > 30
+    out = _index(first)
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["new"] == 0 and _past(first) == history

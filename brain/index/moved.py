@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +17,7 @@ from pathlib import Path
 from ..errors import BrainError, IndexBusyError
 from ..text import shell_word
 from .files import INDEX_FILE
-from .store import recorded_vault, unrecorded_notes
+from .store import record_moved, recorded_vault, unrecorded_notes
 
 log = logging.getLogger(__name__)
 
@@ -89,8 +90,10 @@ def _fits(root: Path, folder: Path) -> LeftBehind | None:
     recorded = recorded_vault(database, SAMPLE)
     if recorded is None:
         return None
-    vault, paths = _recorded_path(recorded[0]), recorded[1]
-    if os.path.isdir(vault):
+    vault, paths, before = _recorded_path(recorded[0]), recorded[1], recorded[2]
+    if recorded[0] == recorded_form(root) and before is not None:
+        vault = _recorded_path(before)  # a take-over by this path that stopped before its rename
+    elif os.path.isdir(vault):
         return None  # that vault is still there: a copy of it is indexed on its own
     return LeftBehind(folder, vault) if _most_here(root, paths) else None
 
@@ -170,6 +173,9 @@ def take_over(
             if _fits(root, old.directory) != old:
                 held.drop_file()  # the one this run made where the folder went: beside nothing
                 return None
+            # this path recorded first: killed before the run's first commit (after the rename, or
+            # before it), the index is this path's still, not one a copy elsewhere would take
+            record_moved(old.directory / INDEX_FILE, recorded_form(root), recorded_form(Path(old.vault)))
             os.rename(old.directory, directory)
             # its lock file, beside nothing now: a writer that opens it meanwhile finds it gone
             with contextlib.suppress(OSError):
@@ -184,7 +190,7 @@ def take_over(
             f"by another brain process{who}{waited}: run `brain index` again once it is done (a run from nothing "
             "beside it would embed every note again)"
         ) from exc
-    except OSError as exc:
+    except (OSError, sqlite3.Error) as exc:
         # the folder not writable (renaming a folder writes its ".."), a mount point: a first run
         # beside it embedded every note again and left its history where no run looks again
         raise BrainError(

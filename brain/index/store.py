@@ -103,12 +103,13 @@ class SkipRecord:
 
 
 VAULT_KEY = "vault_path"  # meta: the vault's resolved path, written by every completed run
+MOVED_FROM_KEY = "moved_from"  # meta: the path a take-over moved the index from (``moved.py``)
 
 
-def recorded_vault(database: Path, sample: int) -> tuple[str, list[str]] | None:
-    """The vault path and up to ``sample`` note paths the index ``database`` recorded, read-only
-    (``moved.py``: a vault moved or renamed); None when it records no path (made before brain
-    wrote one) or cannot be read."""
+def recorded_vault(database: Path, sample: int) -> tuple[str, list[str], str | None] | None:
+    """The vault path, up to ``sample`` note paths and the path a take-over moved it from that
+    the index ``database`` recorded, read-only (``moved.py``: a vault moved or renamed); None
+    when it records no path (made before brain wrote one) or cannot be read."""
     try:
         conn = sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True, timeout=1.0)
     except (sqlite3.Error, ValueError):
@@ -118,9 +119,24 @@ def recorded_vault(database: Path, sample: int) -> tuple[str, list[str]] | None:
         if not row or not row[0]:
             return None
         paths = [r[0] for r in conn.execute("SELECT path FROM notes ORDER BY id LIMIT ?", (sample,))]
-        return str(row[0]), paths
+        before = conn.execute("SELECT value FROM meta WHERE key = ?", (MOVED_FROM_KEY,)).fetchone()
+        return str(row[0]), paths, str(before[0]) if before else None
     except sqlite3.Error:
         return None
+    finally:
+        conn.close()
+
+
+def record_moved(database: Path, vault: str, moved_from: str) -> None:
+    """Record in the index ``database`` that its vault is ``vault`` now, moved from ``moved_from``
+    (a take-over, before it renames the folder). ``sqlite3.Error`` when it cannot be written."""
+    conn = sqlite3.connect(database, timeout=10.0)
+    try:
+        with conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                [(VAULT_KEY, vault), (MOVED_FROM_KEY, moved_from)],
+            )
     finally:
         conn.close()
 
