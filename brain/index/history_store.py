@@ -101,6 +101,37 @@ _VERSION_COLUMNS = (
     " status, event, recorded_from, recorded_to, ended, content IS NOT NULL"
 )
 
+# What a version records of its note (``_recorded_of_note``'s values, in this order): opened by
+# ``add_version``, written again in place by ``refresh_version``. One list, so that a column
+# added to one is added to both.
+_RECORDED_OF_NOTE = (
+    "title",
+    "aliases",
+    "hash",
+    "size",
+    "date",
+    "frontmatter",
+    "world_date",
+    "valid_from",
+    "valid_to",
+    "status",
+)
+
+
+def _recorded_of_note(note: Note, size: int, world: WorldTime) -> tuple[Any, ...]:
+    return (
+        note.title,
+        dumps(note.aliases),
+        note.content_hash,
+        size,
+        note.date,
+        dumps(note.frontmatter),
+        world.date,
+        world.valid_from,
+        world.valid_to,
+        world.status,
+    )
+
 
 @dataclass(frozen=True)
 class EdgeRow:
@@ -255,27 +286,11 @@ class HistoryStore:
         now: float,
     ) -> int:
         """Open a version (the note's current one from ``now``); ``content`` is compressed."""
+        values = (note_id, note.path, *_recorded_of_note(note, size, world), content, event, now)
         cursor = self.conn.execute(
-            "INSERT INTO note_versions (note_id, path, title, aliases, hash, size, date, frontmatter, world_date,"
-            " valid_from, valid_to, status, content, event, recorded_from) VALUES"
-            " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                note_id,
-                note.path,
-                note.title,
-                dumps(note.aliases),
-                note.content_hash,
-                size,
-                note.date,
-                dumps(note.frontmatter),
-                world.date,
-                world.valid_from,
-                world.valid_to,
-                world.status,
-                content,
-                event,
-                now,
-            ),
+            f"INSERT INTO note_versions (note_id, path, {', '.join(_RECORDED_OF_NOTE)}, content, event, recorded_from)"
+            f" VALUES ({_marks(values)})",
+            values,
         )
         return int(cursor.lastrowid or 0)
 
@@ -284,23 +299,9 @@ class HistoryStore:
         (kept against the chunks just written: ``version_text.py``), else as it was."""
         released = self._segmented_notes("id = ?", (version_id,)) if content is not None else []
         self.conn.execute(
-            "UPDATE note_versions SET title = ?, aliases = ?, hash = ?, size = ?, date = ?, frontmatter = ?,"
-            " world_date = ?, valid_from = ?, valid_to = ?, status = ?, content = coalesce(?, content)"
-            " WHERE id = ?",
-            (
-                note.title,
-                dumps(note.aliases),
-                note.content_hash,
-                size,
-                note.date,
-                dumps(note.frontmatter),
-                world.date,
-                world.valid_from,
-                world.valid_to,
-                world.status,
-                content,
-                version_id,
-            ),
+            f"UPDATE note_versions SET {', '.join(f'{column} = ?' for column in _RECORDED_OF_NOTE)},"
+            " content = coalesce(?, content) WHERE id = ?",
+            (*_recorded_of_note(note, size, world), content, version_id),
         )
         drop_unheld_segments(self.conn, released)  # the segments its past text listed, if no other version does
 
