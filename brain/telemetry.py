@@ -132,10 +132,16 @@ def parse_since(text: str, *, name: str = "--since") -> str:
     return sqlite_time(window_start(text, name))
 
 
+# The rows a report is over: logged since the window's start, of one source or of every one.
+# Each figure of ``report`` reads these alone (one that read another window would not add up),
+# and ``rows_before`` those of the same source before it.
+_OF_SOURCE = "(:source IS NULL OR source = :source)"
+_IN_WINDOW = f"created_at >= :since AND {_OF_SOURCE}"
+
 # The weekly figures. The README shows this same SQL. A row records the modes that ran: one
 # whose B ran as A (B's graph stage fell back: graph ran as vector) compared nothing, and would
 # count as a graph that changed nothing; it is left out, and counted apart (``not_compared``).
-REPORT_SQL = """
+REPORT_SQL = f"""
 SELECT
   CASE gate_entity WHEN 1 THEN 'entity' ELSE 'not entity' END AS gate,
   count(*) AS queries,
@@ -144,7 +150,7 @@ SELECT
   sum(via_graph_in_top_k) AS promoted_via_graph,
   round(avg(candidates_added), 1) AS avg_candidates_added
 FROM ab_recall
-WHERE created_at >= :since AND (:source IS NULL OR source = :source) AND mode_a <> mode_b
+WHERE {_IN_WINDOW} AND mode_a <> mode_b
 GROUP BY gate_entity = 1
 ORDER BY gate_entity = 1
 """
@@ -156,7 +162,7 @@ def rows_before(conn: sqlite3.Connection, since: str, source: str | None = None)
     source = None if source is None else stored_source(source)
     return int(
         conn.execute(
-            "SELECT count(*) FROM ab_recall WHERE created_at < :since AND (:source IS NULL OR source = :source)",
+            f"SELECT count(*) FROM ab_recall WHERE created_at < :since AND {_OF_SOURCE}",
             {"since": since, "source": source},
         ).fetchone()[0]
     )
@@ -180,7 +186,7 @@ def report(conn: sqlite3.Connection, since: str, source: str | None = None) -> d
         "SELECT value AS title, count(*) AS times FROM ab_recall, json_each("
         "CASE WHEN json_valid(via_graph_titles) AND json_type(via_graph_titles) = 'array'"
         " THEN via_graph_titles ELSE '[]' END)"
-        " WHERE created_at >= :since AND (:source IS NULL OR source = :source) AND mode_a <> mode_b"
+        f" WHERE {_IN_WINDOW} AND mode_a <> mode_b"
         " GROUP BY value ORDER BY times DESC, title LIMIT 10",
         {"since": since, "source": source},
     ).fetchall()
@@ -189,13 +195,12 @@ def report(conn: sqlite3.Connection, since: str, source: str | None = None) -> d
     # same table as everyday `brain ask --ab`.
     rows_from = conn.execute(
         "SELECT source, mode_a, mode_b, k, count(*) AS queries FROM ab_recall"
-        " WHERE created_at >= :since AND (:source IS NULL OR source = :source)"
+        f" WHERE {_IN_WINDOW}"
         " GROUP BY source, mode_a, mode_b, k ORDER BY source, mode_a, mode_b, k",
         {"since": since, "source": source},
     ).fetchall()
     not_compared = conn.execute(
-        "SELECT count(*) FROM ab_recall WHERE created_at >= :since AND (:source IS NULL OR source = :source)"
-        " AND mode_a = mode_b",
+        f"SELECT count(*) FROM ab_recall WHERE {_IN_WINDOW} AND mode_a = mode_b",
         {"since": since, "source": source},
     ).fetchone()[0]
     return {
