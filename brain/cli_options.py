@@ -1,5 +1,6 @@
-"""Click options shared by the commands that run recall (`brain ask`, `brain eval`), and by
-those that write a vault's index (`brain index`, `brain prune`: --wait).
+"""Click options shared by the commands that run recall (`brain ask`, `brain eval`), by those
+that write a vault's index (`brain index`, `brain prune`: --wait), and by the ledger's listings
+(`brain turns`, `brain recalls`: --session).
 
 One definition, one default: the defaults are the recall stages' own constants.
 """
@@ -46,6 +47,14 @@ vault_option = click.option(
     type=click.Path(file_okay=False, path_type=str),
     callback=_not_blank,
     help="The vault folder (default: $BRAIN_VAULT).",
+)
+
+# The ledger's listings filter by one session alike: --session "" was read as no --session, and
+# every session listed.
+session_option = click.option(
+    "--session",
+    callback=not_blank("names no session", "give its id (a prefix is enough)", "for every session"),
+    help="Only this session (a prefix of the id is enough).",
 )
 
 # Seconds `brain index` and `brain prune` wait for another writer of the vault's index (brain

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from ..cli_options import not_blank
+from ..cli_options import session_option
 from ..cli_support import emit_json, library_errors, list_or_stats_flags
 from ..text import escaped, plural, terminal_safe
 
@@ -24,11 +24,7 @@ from ..text import escaped, plural, terminal_safe
     show_default=True,
     help="How many prompts (without --stats).",
 )
-@click.option(
-    "--session",
-    callback=not_blank("names no session", "give its id (a prefix is enough)", "for every session"),
-    help="Only this session (a prefix of the id is enough).",
-)
+@session_option
 @click.option(
     "--since",
     metavar="WHEN",

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from ..cli_options import not_blank, vault_option
+from ..cli_options import not_blank, session_option, vault_option
 from ..cli_support import emit_json, library_errors, list_or_stats_flags, one_file, project_folder_hint
 from ..text import escaped, plural, shell_word, terminal_safe
 
@@ -212,11 +212,7 @@ def prompt() -> None:
     show_default=True,
     help="How many turns.",
 )
-@click.option(
-    "--session",
-    callback=not_blank("names no session", "give its id (a prefix is enough)", "for every session"),
-    help="Only this session (a prefix of the id is enough).",
-)
+@session_option
 @click.option(
     "--project",
     callback=not_blank("names no project", "give its folder's name", "for every project"),
