@@ -205,8 +205,36 @@ def _run(
                         ab_error, conn = str(exc), None
 
     warnings.extend(f"{message} (×{n})" if n > 1 else message for message, n in seen.items())
-    summary: dict[str, dict] = {}
     order = {t: i for i, t in enumerate(QUERY_TYPES)}
+    summary, not_reranked, fell_back = _per_mode(recaller, outcomes, modes, order, warnings)
+    counts: dict[str, int] = {}
+    for q in sorted(queries, key=lambda q: order.get(q.type, len(order))):
+        counts[q.type] = counts.get(q.type, 0) + 1
+    return EvalReport(
+        vault=str(recaller.root),
+        model=recaller.model_name,
+        k=settings.k,
+        queries=len(queries),
+        notes=len(indexed),
+        modes=summary,
+        counts_by_type=counts,
+        outcomes=outcomes,
+        warnings=warnings,
+        not_reranked=not_reranked,
+        ab_rows=ab_rows,
+        ab_error=ab_error,
+        fell_back=fell_back,
+        reranker=recaller.rerank_model or None,
+    )
+
+
+def _per_mode(
+    recaller: Recaller, outcomes: list[QueryOutcome], modes: list[str], order: dict[str, int], warnings: list[str]
+) -> tuple[dict[str, dict], dict[str, int], dict[str, dict[str, int]]]:
+    """Each mode's figures over its outcomes (per query type, in ``order``), how many of its
+    queries the reranker did not run for, and which stages fell back how often; a line in
+    ``warnings`` for each mode whose reranker or graph stage did not run for every query."""
+    summary: dict[str, dict] = {}
     not_reranked: dict[str, int] = {}
     fell_back: dict[str, dict[str, int]] = {}
     for mode in modes:
@@ -235,25 +263,7 @@ def _run(
                 stages[stage] = stages.get(stage, 0) + 1
         if stages:
             fell_back[mode] = stages
-    counts: dict[str, int] = {}
-    for q in sorted(queries, key=lambda q: order.get(q.type, len(order))):
-        counts[q.type] = counts.get(q.type, 0) + 1
-    return EvalReport(
-        vault=str(recaller.root),
-        model=recaller.model_name,
-        k=settings.k,
-        queries=len(queries),
-        notes=len(indexed),
-        modes=summary,
-        counts_by_type=counts,
-        outcomes=outcomes,
-        warnings=warnings,
-        not_reranked=not_reranked,
-        ab_rows=ab_rows,
-        ab_error=ab_error,
-        fell_back=fell_back,
-        reranker=recaller.rerank_model or None,
-    )
+    return summary, not_reranked, fell_back
 
 
 @contextlib.contextmanager
