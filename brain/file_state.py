@@ -25,12 +25,9 @@ def unusable(path: Path, what: str, remake: str) -> str | None:
     is not there, or it can be read: the cause is elsewhere, e.g. its folder cannot be written).
     ``remake``: what makes it again once moved aside ("`brain index` builds a new one")."""
     named = f"{what} {path}"
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return None
-    except OSError:
-        return unreachable(path, what)
+    st = _standing(path, what)
+    if not isinstance(st, os.stat_result):
+        return st
     if stat.S_ISLNK(st.st_mode):
         target = os.readlink(path)
         try:
@@ -43,7 +40,7 @@ def unusable(path: Path, what: str, remake: str) -> str | None:
         except OSError:
             return None
     if stat.S_ISDIR(st.st_mode):
-        return f"{named} is a folder, not a file: move it aside; {remake}"
+        return _a_folder(named, remake)
     if not stat.S_ISREG(st.st_mode):
         kind = "FIFO" if stat.S_ISFIFO(st.st_mode) else "socket" if stat.S_ISSOCK(st.st_mode) else "device"
         return f"{named} is a {kind}, not a file: remove it; {remake}"
@@ -66,14 +63,11 @@ def in_the_way(path: Path, what: str, remake: str) -> str | None:
     and the file would not be where the user put it. Nothing is touched; the line says what to
     do. ``remake``: what makes the file again once the name is clear."""
     named = f"{what} {path}"
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return None
-    except OSError:
-        return unreachable(path, what)
+    st = _standing(path, what)
+    if not isinstance(st, os.stat_result):
+        return st
     if stat.S_ISDIR(st.st_mode):
-        return f"{named} is a folder, not a file: move it aside; {remake}"
+        return _a_folder(named, remake)
     if not stat.S_ISLNK(st.st_mode):
         return None
     target = os.readlink(path)
@@ -88,6 +82,22 @@ def in_the_way(path: Path, what: str, remake: str) -> str | None:
         f"{named} is a symbolic link to {target}: {replaced}; put the file in its place"
         f" (mv {_word(Path(os.path.realpath(path)))} {_word(path)}), or remove the link; {remake}"
     )
+
+
+def _standing(path: Path, what: str) -> os.stat_result | str | None:
+    """What stands at ``path`` (a symbolic link itself, not what it leads to), for ``unusable``
+    and ``in_the_way`` alike: None when nothing does, ``unreachable``'s line when a folder on
+    the way may not be searched (None when something else failed the look)."""
+    try:
+        return os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return unreachable(path, what)
+
+
+def _a_folder(named: str, remake: str) -> str:
+    return f"{named} is a folder, not a file: move it aside; {remake}"
 
 
 def read_only(path: Path, what: str) -> str | None:
