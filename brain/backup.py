@@ -42,7 +42,7 @@ from .errors import BrainError, ConfigError, NoIndexError, NoSpaceError, NotWrit
 from .file_state import unreachable, unusable
 from .index.connections import connect_unswapped
 from .index.files import INDEX_FILE, RETIRED_SUFFIX
-from .index.health import built_index_dir
+from .index.health import built_index_dir, quick_check
 from .migrations import disk_bytes
 from .text import shell_word
 from .vault import resolve_vault
@@ -292,11 +292,9 @@ def _open_read_only(source: Path) -> tuple[sqlite3.Connection, int]:
 def _check(db: sqlite3.Connection) -> str | None:
     """What SQLite's quick_check finds wrong in a copy (and so in its source), or None."""
     try:
-        row = db.execute("PRAGMA quick_check(1)").fetchone()
+        return quick_check(db)
     except sqlite3.DatabaseError as exc:
         return str(exc)
-    verdict = str(row[0]) if row else "no answer from the integrity check"
-    return None if verdict == "ok" else " ".join(verdict.split())[:200]
 
 
 # ----- what to copy ----------------------------------------------------------------------------

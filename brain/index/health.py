@@ -437,16 +437,25 @@ def integrity(directory: Path) -> tuple[str | None, list[str]]:
         refuse_emptied(path)
         conn = open_read_only(path)
         try:
-            row = conn.execute("PRAGMA quick_check(1)").fetchone()
-            missing = missing_tables(conn) if row and row[0] == "ok" else []
+            damage = quick_check(conn)
+            missing = missing_tables(conn) if damage is None else []
         finally:
             conn.close()
     except sqlite3.OperationalError:  # busy, or not readable here: no evidence of damage
         return None, []
     except sqlite3.DatabaseError as exc:
         return str(exc), []
+    return damage, missing
+
+
+def quick_check(conn: sqlite3.Connection) -> str | None:
+    """What SQLite's quick_check finds wrong with the database ``conn`` is open on, on one line
+    of 200 characters at most, or None when nothing: a damaged file said alike by `brain index
+    --rebuild` (the index it replaces, whether its history can be carried) and `brain backup`
+    (the copy, and so its source)."""
+    row = conn.execute("PRAGMA quick_check(1)").fetchone()
     verdict = str(row[0]) if row else "no answer from the integrity check"
-    return (None if verdict == "ok" else " ".join(verdict.split())[:200]), missing
+    return None if verdict == "ok" else " ".join(verdict.split())[:200]
 
 
 def uncarried_history(directory: Path) -> str | None:
@@ -458,9 +467,9 @@ def uncarried_history(directory: Path) -> str | None:
         refuse_emptied(path)
         conn = open_read_only(path)
         try:
-            row = conn.execute("PRAGMA quick_check(1)").fetchone()
-            if not row or row[0] != "ok":
-                return " ".join(str(row[0] if row else "no answer from the integrity check").split())[:200]
+            damage = quick_check(conn)
+            if damage is not None:
+                return damage
             if INDEX_MIGRATIONS.lost_record(conn) and INDEX_MIGRATIONS.applied_from_schema(conn) is None:
                 return f"no such table: {MIGRATIONS_TABLE}, and its tables are not those of any version brain made"
             lost = sorted(UNCARRIABLE_HISTORY.intersection(missing_tables(conn)))
