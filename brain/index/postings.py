@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..numeric import sorted_distinct
 from .postings_due import FILE, FORMAT, MAGIC, TOKENIZER, buildable, parse_header, stamped
-from .tempfiles import remove_orphans, temp_name
+from .tempfiles import fsync_folder, remove_orphans, temp_name
 from .tokens import index_words
 
 if TYPE_CHECKING:
@@ -299,14 +299,7 @@ def install(store: IndexStore, written: Written) -> bool:
         written.file.unlink(missing_ok=True)
         log.info("lexical postings: the base built is not installed (the index changed otherwise meanwhile)")
         return False
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except OSError:  # a directory that cannot be opened for fsync (Windows): the rename stands
-        pass
+    fsync_folder(directory)
     return True
 
 

@@ -29,6 +29,7 @@ from ..text import REPORTED
 from .files import INDEX_FILE, RECALL_CACHE_FILE, RETIRED_SUFFIX
 from .health import index_errors, integrity, no_room, uncarried_history
 from .store import IndexStore
+from .tempfiles import fsync_folder
 from .upgrades import newer_migrations
 
 if TYPE_CHECKING:
@@ -304,7 +305,7 @@ def _swap_in(
             "`brain index --rebuild` again: it resumes from there"
         ) from exc
     (directory / REBUILD_MARKER).unlink(missing_ok=True)
-    _fsync_dir(directory.parent)
+    fsync_folder(directory.parent)
     return (str(moved) if moved else None), [str(each) for each in kept]
 
 
@@ -509,20 +510,6 @@ def _rename_with(a: Path, b: Path, *, linux: int, darwin: int) -> int | None:
     except (OSError, AttributeError):
         return None
     return 0 if done == 0 else ctypes.get_errno()
-
-
-def _fsync_dir(path: Path) -> None:
-    """Make the renames durable (POSIX; a no-op where folders cannot be opened)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def rebuild_status(directory: Path) -> dict[str, Any] | None:

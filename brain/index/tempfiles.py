@@ -1,4 +1,5 @@
-"""Temporary files of atomic saves into the index folder, and the orphans of killed saves.
+"""Temporary files of atomic saves into the index folder, the orphans of killed saves, and the
+folder's fsync that makes a save's rename durable.
 
 A save writes ``<name>.<pid>.<random>.tmp`` and renames it over ``<name>``: unique per save, so
 concurrent saves never collide, and the pid lets a later save clear what a killed one left
@@ -16,6 +17,21 @@ from pathlib import Path
 def temp_name(directory: Path, name: str) -> Path:
     """``<name>.<pid>.<random>.tmp`` in ``directory``."""
     return directory / f"{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+
+
+def fsync_folder(directory: Path) -> None:
+    """Make the renames into ``directory`` durable (POSIX); nothing where a folder cannot be
+    opened or synced (Windows): the renames stand."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def remove_orphans(directory: Path, names: Iterable[str]) -> None:
