@@ -502,3 +502,56 @@ def test_the_comparison_words_users_type(query, compares):
 )
 def test_against_is_no_comparison_unless_between_two_names(query, compares):
     assert query_form.compares(query) is compares
+
+
+MOSS_QUESTION = "the pale moss first grown by the monks of Varrow Abbey on the northern cliffs was made famous by what, and in which year?"
+
+
+@pytest.fixture
+def herbal(tmp_path):
+    """A described note whose passage lists two links: the question quotes the line beside the
+    first, and the second's own text fits what the question asks ("made famous", "which year")."""
+    root = tmp_path / "herbal"
+    write(
+        root,
+        "Glimmerwort.md",
+        "Glimmerwort is a pale moss that glows faintly at night.\n\n# History\n\n"
+        "- First grown by the monks of Varrow Abbey on the cold northern cliffs.\n"
+        "- [[Brimble Tea]] made it famous.\n"
+        "- Every spring the town's paper lamps and songs carry it through the [[Lantern Festival]].\n",
+    )
+    write(root, "Brimble Tea.md", "A bitter brew sold in harbour taverns, steeped for an hour.\n")
+    write(
+        root,
+        "Lantern Festival.md",
+        "A famous yearly festival: who made it famous, and in which year it began, every town tells differently.\n",
+    )
+    index_vault(root, progress=False)
+    return root
+
+
+def test_the_link_beside_the_quoted_line_comes_first(herbal, closing):
+    """By what is left of the question the festival's note leads (its text says "made famous"
+    and "which year"); the question quotes the line beside [[Brimble Tea]] and asks through it."""
+    recaller = closing(open_recaller(herbal))
+    result = recaller.ask(MOSS_QUESTION, "hybrid+ppr", RecallSettings())
+    assert result.lanes["dense"][0].path == "Glimmerwort.md"
+    assert [c.path for c in result.lanes["bridge"]] == ["Brimble Tea.md", "Lantern Festival.md"]
+    by_rest = recaller.ask(MOSS_QUESTION, "hybrid+ppr", RecallSettings(bridge_proximity=0.0))
+    assert [c.path for c in by_rest.lanes["bridge"]] == ["Lantern Festival.md", "Brimble Tea.md"]
+    # A description asks through no link: the lane's order is what is left of it alone.
+    description = MOSS_QUESTION.replace(" was made famous by what, and in which year?", ", made famous, and its year")
+    described = recaller.ask(description, "hybrid+ppr", RecallSettings())
+    plain = recaller.ask(description, "hybrid+ppr", RecallSettings(bridge_proximity=0.0))
+    assert [c.path for c in described.lanes["bridge"]] == [c.path for c in plain.lanes["bridge"]]
+
+
+def test_link_nearness(herbal, closing):
+    recaller = closing(open_recaller(herbal))
+    store = recaller.store
+    chunk_ids = [c.chunk_id for c in recaller.ask(MOSS_QUESTION, "hybrid+ppr", RecallSettings()).lanes["dense"][:1]]
+    near = bridge.link_nearness(store, chunk_ids, MOSS_QUESTION)
+    by_path = {store.notes_brief([n])[n][0]: score for n, score in near.items()}
+    assert set(by_path) == {"Brimble Tea.md", "Lantern Festival.md"}
+    assert 0 < by_path["Lantern Festival.md"] < by_path["Brimble Tea.md"] < 1
+    assert bridge.link_nearness(store, chunk_ids, "zzqx unknownword") == {}  # no query word the vault holds
