@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
 DESCRIBED = 1  # each of the dense and lexical lanes' first notes is taken as the note described
 MAX_TARGETS = 2_000  # an index note's links beyond this many are not scored (bounded cost)
-NEAR_WORDS = 20.0  # a query word this many words from a link counts 1/e of one beside it (10: the same; 40: vok-026 lost)
+NEAR_WORDS = 20.0  # a query word this many words from a link counts 1/e of one beside it (10 the same, 40 worse)
 
 
 def long_enough(query: str, min_words: int) -> bool:
