@@ -160,10 +160,6 @@ ROWS: dict[str, tuple[str, dict]] = {
     # stop 66: a description whose dense and BM25 lanes agree, their note's passage linking to
     # the link lanes' first note, puts that note first
     "new -described first": ("hybrid+ppr", {"described_first": False}),
-    # stop 70: for a question, the described passage's links ordered by how near each is written
-    # to the question's words there, as well as by what is left of the question
-    "new -bridge proximity": ("hybrid+ppr", {"bridge_proximity": 0.0}),
-    "new bridge proximity 2": ("hybrid+ppr", {"bridge_proximity": 2.0}),
     # stop 67: a query that asks for a note by what it is fuses the dense lane at RRF's own k (60)
     "new -note dense k 60": ("hybrid+ppr", {"note_dense_rrf_k": 0}),
     "new note dense k 45": ("hybrid+ppr", {"note_dense_rrf_k": 45}),

@@ -51,8 +51,6 @@ STAGE_ROWS = [
         "new",
     ),
     ("default without a description's own note first", "new -described first", "new"),
-    ("default without ordering the described passage's links", "new -bridge proximity", "new"),
-    ("default with `bridge_proximity` 2.0", "new bridge proximity 2", "new"),
     ("default without the dense lane's k 60 for a query that asks for a note", "new -note dense k 60", "new"),
     ("default with that k at 45", "new note dense k 45", "new"),
     ("default with that k at 75", "new note dense k 75", "new"),

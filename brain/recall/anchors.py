@@ -48,16 +48,11 @@ _MD = re.compile(r"\]\(\s*<?([^)>\n]+?)>?(?:\s+\"[^\"]*\")?\s*\)")
 
 def written_targets(text: str) -> list[str]:
     """Link targets as written in a passage: [[Target|x]] → "Target", [x](a%20b.md#h) → "a b.md"."""
-    return [written for _, written in written_targets_at(text)]
-
-
-def written_targets_at(text: str) -> list[tuple[int, str]]:
-    """``written_targets`` with the character offset each link starts at (wiki links first)."""
     out = []
     for match in _WIKI.finditer(text):
-        out.append((match.start(), match.group(1).split("|", 1)[0].split("#", 1)[0].strip().removesuffix("\\")))
+        out.append(match.group(1).split("|", 1)[0].split("#", 1)[0].strip().removesuffix("\\"))
     for match in _MD.finditer(text):
-        out.append((match.start(), unquote(match.group(1)).split("#", 1)[0].strip()))
+        out.append(unquote(match.group(1)).split("#", 1)[0].strip())
     return out
 
 

@@ -29,14 +29,11 @@ asks why (``asks_only_why``): it asks for that thing's explanation.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from .anchors import linked_from_chunks, written_targets_at
-from .bm25 import tokens
+from .anchors import linked_from_chunks
 from .dense import ChunkVectors, candidates_for
-from .lexical import fts_terms
 from .query_form import asks, asks_in_any_form, asks_only_why, compares
 from .ties import top_notes
 from .types import Candidate, Via
@@ -48,7 +45,6 @@ if TYPE_CHECKING:
 
 DESCRIBED = 1  # each of the dense and lexical lanes' first notes is taken as the note described
 MAX_TARGETS = 2_000  # an index note's links beyond this many are not scored (bounded cost)
-NEAR_WORDS = 20.0  # a query word this many words from a link counts 1/e of one beside it (10 the same, 40 worse)
 
 
 def long_enough(query: str, min_words: int) -> bool:
@@ -77,14 +73,11 @@ def bridge_search(
     depth: int,
     min_words: int,
     in_passage: bool = True,
-    proximity: float = 0.0,
 ) -> list[Candidate]:
     """The notes the dense and lexical lanes' first notes link to, by their best chunk's cosine
     with the query once those first notes are explained away, best first (``score``: that
     cosine; ``dense_score``: the plain query's). Nothing for a query under ``min_words`` words.
-    With ``in_passage``, the notes their passages closest to the query link to come first; with
-    ``proximity``, a passage's note scores that much more × ``link_nearness`` (the link written
-    beside the words the question quotes from the passage is the one it asks through)."""
+    With ``in_passage``, the notes their passages closest to the query link to come first."""
     if depth <= 0 or not long_enough(query, min_words):
         return []
     described = list(dict.fromkeys(c.note_id for c in [*dense[:DESCRIBED], *lexical[:DESCRIBED]]))
@@ -109,60 +102,16 @@ def bridge_search(
         passage = {target for targets in named.values() for target in targets}
     targets = ChunkVectors(store, list(linked_from))  # read once, scored by what is left and by the query
     by_rest = targets.best(rest)
-    near: dict[int, float] = {}
-    if proximity and passage and "?" in query:  # a description asks through no link: it wants its own note
-        near = link_nearness(store, [chunk_id for chunk_id, _ in passages], query)
-    scored = {n: by_rest[n][1] + proximity * near.get(n, 0.0) for n in by_rest}
-    order = top_notes(store, by_rest, lambda n: (n not in passage, -scored[n]), depth)
+    order = top_notes(store, by_rest, lambda n: (n not in passage, -by_rest[n][1]), depth)
     plain = targets.best(query_vector)
     found = candidates_for(store, [(n, *plain[n]) for n in order if n in plain], "bridge")
     sources = store.notes_brief(sorted({linked_from[c.note_id][0] for c in found}))
     for c in found:
         source, kind = linked_from[c.note_id]
-        c.score = by_rest[c.note_id][1]  # the lead sure_first reads stays the cosine's
+        c.score = by_rest[c.note_id][1]
         path, title = sources.get(source, ("", ""))
         c.via = Via(path, title, "links to", kind)
     return found
-
-
-def link_nearness(store: IndexStore, chunk_ids: Sequence[int], query: str) -> dict[int, float]:
-    """Note id → how near its link is written to the query's words in these passages, 0 to 1.
-
-    For each link, each query word the passage holds counts its IDF × exp(-distance /
-    ``NEAR_WORDS``) from its nearest occurrence (in words), summed and divided by the IDF of
-    every query word the vault holds: a link beside many of the question's rarer words scores
-    near 1, one beside a single common word of a passage the question barely quotes near 0. A
-    note linked several times takes its nearest link, over every passage. "First discovered by
-    Ulam and von Neumann at Los Alamos. - [[Conway's Game of Life]] popularized it - Stephen
-    Wolfram's [[Wolfram Physics]]": a question quoting the first line asks through the link
-    beside it, not the one further down the list."""
-    chunks = store.fts_row_count() or 1
-    held = store.term_chunk_counts(fts_terms(query))
-    weight = {t: max(math.log((chunks - n + 0.5) / (n + 0.5)), 1e-6) for t, n in held.items() if n > 0}
-    whole = sum(weight.values())
-    if not whole:
-        return {}
-    rows = store.chunk_rows(list(dict.fromkeys(chunk_ids)))
-    resolved = store.written_link_targets(sorted({row.note_id for row in rows.values()}))
-    near: dict[int, float] = {}
-    for row in rows.values():
-        words = tokens(row.text)
-        where: dict[str, list[int]] = {}
-        for i, word in enumerate(words):
-            if word in weight:
-                where.setdefault(word, []).append(i)
-        if not where:
-            continue
-        for start, written in written_targets_at(row.text):
-            target = resolved.get((row.note_id, written))
-            if target is None:
-                continue
-            at = len(tokens(row.text[:start]))
-            total = sum(
-                weight[w] * math.exp(-min(abs(at - i) for i in places) / NEAR_WORDS) for w, places in where.items()
-            )
-            near[target] = max(near.get(target, 0.0), total / whole)
-    return near
 
 
 def sure_first(found: Sequence[Candidate], margin: float, query: str = "") -> list[int]:

@@ -1027,7 +1027,6 @@ class Recaller:
                 depth,
                 settings.bridge_min_words,
                 settings.bridge_in_passage,
-                settings.bridge_proximity,
             )
         if name == "anchor_dense":
             return anchors_stage.anchor_dense(

@@ -107,11 +107,6 @@ DEFAULT_BRIDGE_MIN_WORDS = 12
 # cosines what is left finds cost vaultofknowledge 0.005). 0.06 to 0.12 all lifted or kept every
 # set; 0.06 less evenly (vaultofknowledge level, 2 queries up and 2 down).
 DEFAULT_BRIDGE_MARGIN = 0.08
-# ... and, for a question (a "?"), the notes the described passage links to are ordered by their
-# cosine with what is left plus this × how near their link is written to the question's words
-# there (bridge.link_nearness): vaultofknowledge +0.010 (vok-026 0.32 → 1.00), the SRD and the
-# mini-benchmark level, the blind sets -0.001 each (one query each); 1.0 and 2.0 the same.
-DEFAULT_BRIDGE_PROXIMITY = 1.0
 DEFAULT_ANCHOR_HUB = 30  # outgoing links above which a note counts as an index/hub note (anchor lanes)
 # PageRank restarts from no such note (unless only hubs matched): an index note spreads the walk
 # over everything it lists. Measured at stop 27 with 20, 30, 50 and 100 links: none lost a
@@ -205,9 +200,6 @@ class RecallSettings:
     bridge_min_words: int = DEFAULT_BRIDGE_MIN_WORDS  # the bridge lane answers queries of this many words or more
     bridge_margin: float = DEFAULT_BRIDGE_MARGIN  # ... and its first note takes its bonus when this far ahead
     bridge_in_passage: bool = True  # ... ranking first the notes the described passage links to
-    # ... those notes scoring this much more × how near their link is written to the question's
-    # words in that passage (bridge.link_nearness; 0: by what is left of the query alone)
-    bridge_proximity: float = DEFAULT_BRIDGE_PROXIMITY
     # ... and its first note goes first where anchor_lex puts it first too and the query asks
     # something other than why (bridge.agreed_first): +0.024 / +0.024 / +0.000 tuned, +0.024 /
     # +0.000 blind (README, "What each stage is worth").
