@@ -41,7 +41,6 @@ from ..text import for_search, plural, shell_word, valid_unicode
 from . import anchors as anchors_stage
 from . import bridge as bridge_stage
 from . import carry, fusion, past_carry, query_form, ties
-from . import coverage as coverage_stage
 from . import dates as dates_stage
 from . import dense as dense_stage
 from . import folders as folders_stage
@@ -890,11 +889,6 @@ class Recaller:
             for note_id in stub_notes(self.store, [c for c in by_note.values() if not c.named]):
                 if note_id in fused:
                     fused[note_id] *= 1.0 - min(settings.stub_discount, 1.0)
-        # Near-copies of a note above count less (recall/coverage.py), but not where the query sets two
-        # things side by side: they are often two of a kind, alike by design.
-        if settings.coverage > 0 and fused and not query_form.compares(state.query):
-            first = {n for n, c in by_note.items() if c.named or c.agreed or c.described}
-            fused = self._covered(fused, first, state, settings, result)
         self._fill_dense_scores(list(by_note.values()), state.vector)
         for note_id, candidate in by_note.items():
             candidate.score = fused.get(note_id, 0.0)
@@ -905,29 +899,6 @@ class Recaller:
         result.candidates_added = sum(1 for c in pool if c.sources and set(c.sources) <= GRAPH_LANES)
         timings["fusion"] = _ms(started)
         return pool
-
-    def _covered(
-        self,
-        fused: dict[int, float],
-        kept: set[int],
-        state: QueryState,
-        settings: RecallSettings,
-        result: RecallResult,
-    ) -> dict[int, float]:
-        """``fused`` rescored by coverage, each note read by its passage closest to the query; on a
-        failure of the index, as it was, with a warning."""
-        head = sorted(fused, key=lambda note_id: -fused[note_id])[: settings.coverage_depth]
-        try:
-            closest = dense_stage.ChunkVectors(self.store, head).closest(state.vector)
-        except LANE_FAILURES as exc:
-            message = f"coverage stage failed ({type(exc).__name__}: {exc}); ranking without it{self._mend(exc)}"
-            log.warning("%s", message)
-            self._fall_back(result, "coverage", message)
-            return fused
-        passages = {note_id: vector for note_id, (_, vector) in closest.items()}
-        return coverage_stage.covered(
-            fused, passages, kept, settings.coverage, settings.coverage_floor, settings.coverage_depth
-        )
 
     def _match(self, state: QueryState, settings: RecallSettings) -> str | None:
         """The query's FTS5 MATCH expression, computed once per query (it reads the vocabulary)."""

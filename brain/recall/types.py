@@ -237,14 +237,6 @@ class RecallSettings:
     # ... and a title written as a site ("Linear.app", "Shortcut.com") answering to its name
     # without the domain (names.SITE_DOMAINS), never whole so.
     names_site_domains: bool = True
-    # Coverage (recall/coverage.py): over the fused first ``coverage_depth`` notes, a note whose
-    # passage closest to the query repeats one above it (cosine past ``coverage_floor``) loses
-    # ``coverage`` × the excess of its score, for theme queries filled with near-copies of one
-    # part of the theme; never where the query compares (query_form.compares). 0: off (measured,
-    # not kept: README, "What each stage is worth").
-    coverage: float = 0.0
-    coverage_floor: float = 0.7
-    coverage_depth: int = 30
 
 
 @dataclass
