@@ -1,7 +1,7 @@
 """Walking a vault: which files are notes, and which are skipped and why.
 
-Skipped: dot-folders (.obsidian, .trash, .git, .stversions, ...) and dot-files, Syncthing
-``*.sync-conflict-*`` copies, anything matched by ``.brainignore`` (gitignore syntax, at the
+Skipped: dot-folders (.obsidian, .trash, .git, .stversions, ...) and dot-files, sync services'
+conflict copies (Syncthing's ``*.sync-conflict-*``, Dropbox's, Nextcloud's, Obsidian Sync's), anything matched by ``.brainignore`` (gitignore syntax, at the
 vault root; a bad line is left out with a warning), broken symlinks and symlink loops, and file names that are not valid Unicode.
 A symlink into the vault is judged by where it leads: one to a dot-folder or a ``.brainignore``d
 path is skipped as that path is, so no link is a way around the rules (one out of the vault, a
@@ -239,15 +239,31 @@ def _parse_ignore(data: bytes, link: Link | None, *, fold: bool = False) -> Igno
     return rules
 
 
+# The copies sync services make of a note two devices changed, named as each service's own
+# code or manual names them, each with its date (and time) so that a note a user named so on
+# purpose ("Meeting (copy).md", "Conflict notes.md") is not caught. Every form holds "onflict",
+# the cheap test the walk makes first. Left out: OneDrive's "-<COMPUTERNAME>" and iCloud's
+# "Note 2.md", which have no part a user's own name could not have (README "What is read").
+_CONFLICT_COPY = re.compile(
+    r"\.sync-conflict-"  # Syncthing: Note.sync-conflict-20240312-101522-ABCDEF1.md
+    r"| \([^()]*'s conflicted copy \d{4}-\d{2}-\d{2}"  # Dropbox: Note (Ann's conflicted copy 2024-03-12).md
+    # Nextcloud and ownCloud since 2018: Note (conflicted copy [user ]2024-03-12 101522).md
+    r"| \(conflicted copy (?:[^()]* )?\d{4}-\d{2}-\d{2} \d{6}\)"
+    r"|_conflict-(?:[^/]*-)?\d{8}-\d{6}"  # their form before: Note_conflict-[user-]20240312-101522.md
+    r"| \(Conflicted copy [^()]* \d{12}\)"  # Obsidian Sync: Note (Conflicted copy MyMac 202411281430).md
+)
+
+
 def is_sync_conflict(name: str) -> bool:
-    return ".sync-conflict-" in name
+    """A sync service's conflict copy, by its file name (``_CONFLICT_COPY``)."""
+    return "onflict" in name and _CONFLICT_COPY.search(name) is not None
 
 
 def name_rule(rel: str, ignore: IgnoreRules | None, *, is_dir: bool) -> str | None:
     """Why one entry (a folder or a file, vault-relative) is left out by its name alone, or None.
 
-    The rules ``scan`` applies at each step of its walk: dot-folders and dot-files, Syncthing
-    conflict copies, ``.brainignore``.
+    The rules ``scan`` applies at each step of its walk: dot-folders and dot-files, sync
+    services' conflict copies, ``.brainignore``.
     """
     name = rel.rsplit("/", 1)[-1]
     if name.startswith("."):
@@ -580,7 +596,7 @@ def _files_of(
         if name.startswith("."):
             skipped.append(Skipped(rel, "dot-file"))
             continue
-        if ".sync-conflict-" in name:  # is_sync_conflict, inline: this loop runs once per note
+        if "onflict" in name and is_sync_conflict(name):  # the first test inline: runs once per note
             skipped.append(Skipped(rel, "sync-conflict"))
             continue
         if spec is not None and (

@@ -22,6 +22,7 @@ from brain.notes import decode, inline_tags, looks_binary, parse_note, split_fro
 from brain.vault import (
     IgnoreRules,
     VaultFile,
+    excluded,
     left_out_now,
     read_note_bytes,
     resolve_vault,
@@ -174,6 +175,60 @@ def test_sync_conflict_copies_are_skipped(tmp_path):
         ("Plan.sync-conflict-20240312-101522-ABCDEF1.md", "sync-conflict"),
         ("sub/Other.sync-conflict-20231224-000000-ZZZZZZZ.md", "sync-conflict"),
     ]
+
+
+# Each service's copy as its code or manual names it (README "What is read" cites them).
+SERVICE_COPIES = [
+    "Plan (DESKTOP-UMS014A's conflicted copy 2019-04-24).md",  # Dropbox: device, date
+    "Plan (Ann Lee's conflicted copy 2021-03-18).md",  # Dropbox: person, date
+    "Plan (conflicted copy 2018-04-10 093612).md",  # Nextcloud/ownCloud: date time
+    "Plan (conflicted copy ann 2024-03-12 101522).md",  # with the user (Utility::makeConflictFileName)
+    "Plan_conflict-20180410-093612.md",  # ownCloud before 2018
+    "Plan_conflict-ann-20180410-093612.md",
+    "Meeting notes (Conflicted copy MyMacBook2 202411281430).md",  # Obsidian Sync
+    "Plan.sync-conflict-20240312-101522-ABCDEF1.md",  # Syncthing
+]
+# Names a user gives notes: none has a service's date where the service puts it.
+USER_NAMES = [
+    "Meeting (copy).md",
+    "Plan (conflicted copy).md",  # no date: Dropbox, Nextcloud and Obsidian all write one
+    "Plan (Ann's conflicted copy).md",
+    "Conflict resolution.md",
+    "Romeo and Juliet (Conflicts between families).md",
+    "Git handbook (Conflict resolution chapter).md",
+    "Plan (conflicted copy 2024-03-12).md",  # Nextcloud's form has the time too
+    "Plan (Conflicted copy 2024).md",
+    "Plan_conflict-notes.md",
+    "Plan 2.md",  # iCloud's numbered copy: a name users give too
+    "Plan-DESKTOP-ABC123.md",  # OneDrive's -<COMPUTERNAME>: no date, a user's name could be it
+    "Plan (Case Conflict).md",  # Dropbox's case clash: two notes, neither a copy
+    "sync-conflict notes.md",
+]
+
+
+def test_sync_services_conflict_copies_are_skipped_and_a_users_names_are_not(tmp_path):
+    """Dropbox's, Nextcloud's and Obsidian Sync's copies were indexed as notes beside the note
+    they copy (recall showed both, or the stale one); a note a user named alike stays a note."""
+    for name in SERVICE_COPIES + USER_NAMES:
+        write(tmp_path, "sub/" + name, "text")
+    files, skipped = scan(tmp_path)
+    assert sorted(f.path for f in files) == sorted("sub/" + name for name in USER_NAMES)
+    assert sorted((s.path, s.reason) for s in skipped) == sorted(("sub/" + n, "sync-conflict") for n in SERVICE_COPIES)
+    for name in SERVICE_COPIES:  # the watcher's and get_note's ask says the same
+        assert excluded("sub/" + name, None) == "sync-conflict"
+    for name in USER_NAMES:
+        assert excluded("sub/" + name, None) is None
+    assert all((tmp_path / "sub" / name).read_text() == "text" for name in SERVICE_COPIES)  # left, never touched
+
+
+def test_brainignore_cannot_take_a_conflict_copy_back_in(tmp_path):
+    """As with Syncthing's: a copy is no note, whatever ``!`` rule takes other files back."""
+    write(tmp_path, ".brainignore", "*.md\n!*.md\n")
+    write(tmp_path, "Plan (conflicted copy 2018-04-10 093612).md", "copy")
+    write(tmp_path, "Plan.md", "x")
+    files, skipped = scan(tmp_path)
+    assert [f.path for f in files] == ["Plan.md"]
+    assert [(s.path, s.reason) for s in skipped] == [("Plan (conflicted copy 2018-04-10 093612).md", "sync-conflict")]
 
 
 def test_brainignore_uses_gitignore_syntax(tmp_path):
