@@ -215,6 +215,43 @@ def test_a_revert_folded_away_keeps_the_older_version_of_that_content(tmp_path, 
     assert "Alpha words" in " ".join(_past_texts(root))
 
 
+def test_a_note_a_sync_client_empties_a_moment_leaves_no_empty_version(tmp_path, clock):
+    """A sync client (OneDrive, iCloud, Google Drive) rewriting a note in place truncates it,
+    then writes the text: a pass that read it between left a version of 0 bytes in `brain
+    history`, between a day-old version and the new one (the rule looked only at the day-old
+    one's span). An empty version replaced within the interval of its own start is folded."""
+    root = tmp_path / "vault"
+    write(root, "Other.md", "# Other\n\nElse.\n")
+    created = _save(root, clock, 0, _essay("Words about [[Other]] and the kiln."))
+    _save(root, clock, 86400, "")  # a day on, the client truncates it
+    filled = _save(root, clock, 2, _essay("Words about [[Other]] and the kiln, edited elsewhere."))
+    versions = _versions(root)
+    assert [(v.recorded_from, v.recorded_to, v.event, v.ended) for v in versions] == [
+        (created, filled, "created", "changed"),
+        (filled, None, "changed", None),
+    ]
+    assert history_problems(_db(root)) == []
+    assert "the kiln" in _as_of(root, filled - 1, "words kiln")  # the day-old text, up to the new one
+
+    # the same bytes written back (the client fetched what was there): one version, as before
+    clock.now += 86400
+    _save(root, clock, 0, "")
+    _save(root, clock, 1, _essay("Words about [[Other]] and the kiln, edited elsewhere."))
+    assert [(v.recorded_from, v.recorded_to) for v in _versions(root)][1:] == [(filled, None)]
+    assert history_problems(_db(root)) == []
+
+
+def test_a_note_emptied_for_good_keeps_its_empty_version(tmp_path, clock):
+    """Emptied and left so past the interval, then written: the empty version stood, and is kept."""
+    root = tmp_path / "vault"
+    write(root, "Other.md", "# Other\n\nElse.\n")
+    _save(root, clock, 0, _essay("Words."))
+    emptied = _save(root, clock, 86400, "")
+    _save(root, clock, 3600, _essay("New words."))
+    assert [(v.recorded_from, v.size) for v in _versions(root)][1] == (emptied, 0)
+    assert [v.event for v in _versions(root)] == ["created", "changed", "changed"]
+
+
 def test_a_rename_within_the_interval_folds_too(tmp_path, clock):
     root = tmp_path / "vault"
     write(root, "Other.md", "# Other\n\nElse.\n")

@@ -9,7 +9,8 @@ for each such moment not pruned:
 
 - the notes history holds then are the notes there were then (a fold never hides or adds one);
 - each note's version then is the content the note had when that version was recorded, and
-  any other content it had since was folded into it within the interval;
+  any other content it had since was folded into it within the interval (an empty one, a sync
+  client's truncate, within the interval of its own start);
 - the links recorded then from each note are those its version then writes (as many times,
   under its frontmatter's world time), each resolved against the notes and names of that moment;
 - `brain ask --as-of` then answers with each version's words, never a folded one's;
@@ -130,11 +131,11 @@ class World:
     def step(self) -> None:
         rng = self.rng
         ops = ["edit"] * 6 + ["revert"] * 2 + ["rename", "rename_edit", "delete", "restore", "create", "none"]
-        ops += ["grow"] * 3 + ["middle"] * 2
+        ops += ["grow"] * 3 + ["middle"] * 2 + ["empty"]  # a sync client's truncate before it writes
         for _ in range(rng.choice([1, 1, 1, 2])):
             op = rng.choice(ops)
             present = sorted(self.files)
-            if op in ("edit", "revert", "rename", "rename_edit", "delete", "grow", "middle") and not present:
+            if op in ("edit", "revert", "rename", "rename_edit", "delete", "grow", "middle", "empty") and not present:
                 op = "create"
             if op in ("rename", "rename_edit", "create", "restore") and not self.free():
                 op = "edit"
@@ -146,6 +147,8 @@ class World:
                 path = self.hot
             if op == "edit":
                 self.write(path, self.content())
+            elif op == "empty":
+                self.write(path, b"")
             elif op == "grow":
                 self.write(path, self.grown(path))
             elif op == "middle":
@@ -220,6 +223,17 @@ def _history_at(conn: sqlite3.Connection, moment: float) -> tuple[dict, dict]:
     return versions, edges
 
 
+def _empty_span(world: World, note_id: int, k: int) -> float:
+    """From the run that first found the note as empty as at run ``k`` to the run that found it
+    otherwise: how long that empty version stood."""
+    runs, state = world.runs, world.runs[k].notes[note_id]
+    start = k
+    while start > 0 and runs[start - 1].notes.get(note_id) == state:
+        start -= 1
+    end = next((r for r in range(k + 1, len(runs)) if runs[r].notes.get(note_id) != state), None)
+    return (runs[end].moment if end is not None else float("inf")) - runs[start].moment
+
+
 def check(world: World, interval: float) -> None:
     db = _db(world.root)
     assert history_problems(db) == [], world.log
@@ -242,7 +256,10 @@ def check(world: World, interval: float) -> None:
                 assert (path, data) == world.runs[j].notes[note_id], f"note {note_id}'s version then: {where}"
                 for k in range(j + 1, i + 1):
                     if world.runs[k].notes[note_id] != (path, data):  # folded into this version
-                        assert moments[k] - began < interval, f"note {note_id} folded past the interval: {where}"
+                        if world.runs[k].notes[note_id][1] == b"":  # an empty one, by its own span
+                            assert _empty_span(world, note_id, k) < interval, f"note {note_id} empty too long: {where}"
+                        else:
+                            assert moments[k] - began < interval, f"note {note_id} folded past the interval: {where}"
                 note = parse_note(path, data, 0)
                 wanted = Counter((link.target, link.kind) for link in note.links)
                 stamp = world_time(json.loads(frontmatter))
@@ -298,7 +315,9 @@ def check_as_of(world: World, samples: int = 3) -> None:
                 finally:
                     store.close()
                 assert data is not None
-                token = next(w for w in data.decode().split() if w.startswith("token"))
+                token = next((w for w in data.decode().split() if w.startswith("token")), None)
+                if token is None:  # an empty version: no words to ask for
+                    continue
                 result = recaller.ask(token, "hybrid", RecallSettings(k=20, depth=40, seeds=5, max_new=10, pool=40))
                 texts = " ".join(c.text for c in result.results if c.path == version[1])
                 # (a note with a log shows the chunk the lanes fused best, not always the token's)

@@ -125,8 +125,9 @@ class Recorder:
         """The version before ``version`` when this write replaces ``version`` so soon after that
         one began (under ``interval``) that ``version`` is not kept: an editor saving every few
         seconds while its user types would otherwise leave a version, with its text and its
-        changed chunks, per save (600 saves of a 27 KB note: 3.5 MB of history). A delete never
-        folds: a note's last content stays."""
+        changed chunks, per save (600 saves of a 27 KB note: 3.5 MB of history). So is an empty
+        ``version`` replaced under ``interval`` after it began. A delete never folds: a note's
+        last content stays."""
         if self.interval <= 0 or not self.keeps_past or version is None or version.hash == "":
             return None
         if version.hash == note.content_hash and version.path == note.path:
@@ -140,7 +141,12 @@ class Recorder:
             # The clock is behind what history holds (set back): its moments step a millisecond
             # past the latest, so saves an hour apart look a millisecond apart. Each is kept.
             return None
-        if max(clock, latest) - before.recorded_from >= self.interval:
+        moment = max(clock, latest)
+        # An empty version replaced soon after it began held nothing: a sync client rewriting
+        # the note in place (truncated, then written) read between the two, however old the
+        # version before it is.
+        passing_empty = version.size == 0 and moment - version.recorded_from < self.interval
+        if moment - before.recorded_from >= self.interval and not passing_empty:
             return None
         return before if self._graph_stays(before, version) else None
 
