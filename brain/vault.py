@@ -579,9 +579,12 @@ def _files_of(
     markdown file is skipped; a note whose size and mtime ``lookup`` has is only its path."""
     notes, skipped, unchanged, links = out
     spec = ignore.spec
+    evicted: list[str] = []
     for entry in entries:
         name = entry.name
         if not name.lower().endswith(".md"):
+            if name.endswith(".icloud") and name.startswith(".") and name[1:-7].lower().endswith(".md"):
+                evicted.append(name[1:-7])
             continue
         try:
             if entry.is_dir():  # follows symlinks; a folder named x.md is walked as a folder
@@ -641,6 +644,23 @@ def _files_of(
             unchanged.append(rel)
         else:
             notes.append((rel, base + name, size, mtime_ns))
+    if evicted:
+        _evicted(evicted, {entry.name for entry in entries}, prefix, spec, skipped)
+
+
+def _evicted(names: list[str], present: set[str], prefix: str, spec: Any, skipped: list[Skipped]) -> None:
+    """The notes iCloud Drive evicted (before macOS 14: ``Note.md`` replaced by the stub
+    ``.Note.md.icloud`` until it is downloaded again), as ``NOT_DOWNLOADED``: the user still has
+    them, so an indexed one keeps its indexed text (``changes._deleted``), where it left the
+    index as deleted and came back as restored each time. One the other rules leave out is
+    not named."""
+    for name in names:
+        rel = prefix + name
+        if name in present or name.startswith(".") or is_sync_conflict(name):
+            continue
+        if spec is not None and spec.match_file(rel):
+            continue
+        skipped.append(Skipped(rel, NOT_DOWNLOADED, "an iCloud Drive placeholder: not downloaded"))
 
 
 def walk_files(
@@ -692,6 +712,7 @@ _EUID = os.geteuid() if hasattr(os, "geteuid") else -1
 # its indexed text meanwhile.
 DENIED = frozenset({errno.EACCES, errno.EPERM})
 READ_ERROR = "read-error"
+NOT_DOWNLOADED = "not-downloaded"  # a note a sync service keeps only in the cloud (``_evicted``)
 # A failure of the moment, not of the note: this process's open files (EMFILE) or the system's
 # (ENFILE) used up, memory short, a call to try again or interrupted. A note read so is read again
 # (``changes.read``), and a folder listed so listed again (``walk``), before it counts as a read error.

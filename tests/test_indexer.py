@@ -1338,3 +1338,42 @@ def test_an_unset_model_is_said_to_be_unset_not_as_if_set(indexed, monkeypatch):
     monkeypatch.setenv("BRAIN_EMBED_MODEL", "fake:32")
     (message,) = json.loads(_invoke("status", "--vault", str(vault), "--json").stdout)["settings_mismatch"]
     assert "but BRAIN_EMBED_MODEL is 'fake:32'; vectors" in message
+
+
+def test_a_note_icloud_evicted_keeps_its_indexed_text(tmp_path):
+    """Before macOS 14, iCloud Drive's "Optimize Mac Storage" replaced a note it evicted with a
+    stub, ``.Plan.md.icloud``, until it was downloaded again: the note left the index as
+    deleted (recall lost it, its history said "deleted") and came back as "restored". It is
+    kept, as a note whose read failed for a passing fault is, and named in the skipped list."""
+    root = tmp_path / "vault"
+    write(root, "Plan.md", "# Plan\n\nThe kiln fires at dawn.\n")
+    write(root, "Other.md", "# Other\n\nElse.\n")
+    _index(root)
+    stub = b'<?xml version="1.0"?><plist><dict><key>NSURLNameKey</key><string>Plan.md</string></dict></plist>'
+    os.rename(root / "Plan.md", root / ".Plan.md.icloud")
+    (root / ".Plan.md.icloud").write_bytes(stub)
+    write(root, ".Never.md.icloud", stub.decode())  # never downloaded here: named, not a note
+    write(root, ".Other.md.icloud", stub.decode())  # a stub beside its note (downloading): the note
+    write(root, ".photo.png.icloud", stub.decode())  # not a note at all
+    report = _index(root)
+    assert (report.removed, report.not_read) == (0, [])
+    store = open_store(root)
+    try:
+        note_id = store.note_id("Plan.md")
+        assert note_id is not None and store.note_id("Other.md") is not None
+        assert [v.ended for v in store.versions_of(note_id)] == [None]
+        assert {(s["path"], s["reason"]) for s in store.skipped()} == {
+            ("Plan.md", "not-downloaded"),
+            ("Never.md", "not-downloaded"),
+        }
+    finally:
+        store.close()
+    (root / ".Plan.md.icloud").unlink()  # downloaded again
+    write(root, "Plan.md", "# Plan\n\nThe kiln fires at dawn.\n")
+    _index(root)
+    store = open_store(root)
+    try:
+        assert [v.event for v in store.versions_of(note_id)] == ["created"]  # one version all along
+        assert store.note_id("Never.md") is None
+    finally:
+        store.close()

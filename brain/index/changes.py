@@ -41,6 +41,7 @@ from typing import TypeVar
 from .. import walk_helper
 from ..notes import DECODING, content_hash
 from ..vault import (
+    NOT_DOWNLOADED,
     PARSE_ERROR,
     READ_ERROR,
     Link,
@@ -284,6 +285,7 @@ def _deleted(found: Walk, rows: Mapping[str, tuple[int, int, int]], known_found:
         return {}
     present = set(found.unchanged).union(f.path for f in found.notes)
     kept, kept_folders = _failed(found.skipped, READ_ERROR)  # a fault that may pass
+    kept |= {s.path for s in found.skipped if s.reason == NOT_DOWNLOADED}  # the user has it, in the cloud
     return {
         path: row[0]
         for path, row in rows.items()
