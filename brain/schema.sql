@@ -303,8 +303,8 @@ CREATE INDEX links_stem ON links (stem_hash);
 CREATE INDEX links_unresolved ON links (status) WHERE status <> 'resolved';
 
 -- skipped: files the last walk left out, with the reason (dot-folder, dot-file,
---   sync-conflict, brainignore, too-large, binary, unreadable, symlink-loop, broken-symlink,
---   bad-file-name) and a detail. size, mtime_ns: the file's stat when it was skipped for its
+--   sync-conflict, not-downloaded, brainignore, too-large, binary, unreadable, symlink-loop,
+--   broken-symlink, bad-file-name) and a detail. size, mtime_ns: the file's stat when it was skipped for its
 --   content (too-large, binary, unreadable); while they hold, it is not read again nor
 --   counted as pending (NULL for the other reasons). Added by m004_skipped_stat, hence the
 --   layout ALTER TABLE leaves.
