@@ -376,6 +376,20 @@ def local_time(moment: float | None) -> str:
     return local_datetime(moment).isoformat(sep=" ", timespec="minutes")
 
 
+def recorded_local(stamp: str) -> str:
+    """A moment the ledger recorded (ISO 8601 in UTC, ``2026-02-12T16:02:31.000Z``) for people:
+    local time to the minute (``2026-02-13 01:02`` in Tokyo), the days --since and --stats count
+    in. One without a zone is UTC, as SQLite's ``date(…, 'localtime')`` reads it there; one no
+    clock reads (a hand-edited row) is its first 16 characters as they are."""
+    try:
+        moment = _datetime(typed(stamp))
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=dt.timezone.utc)
+        return local_time(moment.timestamp())
+    except (ValueError, OverflowError, OSError):
+        return stamp[:16].replace("T", " ")
+
+
 def local_iso(moment: float | None) -> str | None:
     """Unix time → ISO 8601 in local time with its offset that day, to the second (JSON:
     ``2026-12-06T00:00:00+03:00``), None for a moment local time cannot show."""

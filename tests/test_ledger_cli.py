@@ -246,3 +246,33 @@ def test_turns_since_lists_the_turns_begun_since_as_recent_turns_does(tmp_path):
     assert result.exit_code == 1 and result.output.startswith("Error: --since takes a date (2026-03-01)")
     result = CliRunner().invoke(cli, ["turns", "--stats", "--since", "1d"])
     assert result.exit_code == 2 and "--since goes with the list; --stats takes --days" in result.output
+
+
+def test_turns_show_when_each_began_in_local_time_as_since_and_stats_read_it(tmp_path, zone):
+    """`brain turns` printed started_at's UTC as it is stored ("2026-02-12 16:02", no zone said),
+    where --since and --stats read local days: in Tokyo, `--since 2026-02-13` listed a turn shown
+    as begun on the 12th, which --stats counted on the 13th."""
+    import sqlite3
+
+    from brain import config
+
+    zone("Asia/Tokyo")  # UTC+9, no summer time
+    _record(tmp_path, session="aaaa-1", ask="late work")
+    conn = sqlite3.connect(config.db_path())
+    conn.execute("UPDATE turns SET started_at = '2026-02-12T16:02:31.000Z'")
+    conn.commit()
+    conn.close()
+    result = CliRunner().invoke(cli, ["turns", "--since", "2026-02-13"])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"2026-02-13 01:02  {tmp_path.name}@feature/x  session aaaa-1"), result.output
+    stats = json.loads(CliRunner().invoke(cli, ["turns", "--stats", "--json"]).output)
+    assert [d["day"] for d in stats["per_day"]] == ["2026-02-13"]
+    # the JSON keeps the ledger's UTC; a hand-edited value no clock reads is shown as it is
+    (row,) = json.loads(CliRunner().invoke(cli, ["turns", "--json"]).output)
+    assert row["started_at"] == "2026-02-12T16:02:31.000Z"
+    conn = sqlite3.connect(config.db_path())
+    conn.execute("UPDATE turns SET started_at = 'late on tuesday'")
+    conn.commit()
+    conn.close()
+    result = CliRunner().invoke(cli, ["turns"])
+    assert result.exit_code == 0 and result.output.startswith("late on tuesday  "), result.output

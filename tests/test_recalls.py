@@ -536,3 +536,18 @@ def test_the_readmes_report_sql_pastes_into_sqlite(tmp_path):
     per_day, reasons, latency, use = rows
     assert sum(day["prompts"] for day in per_day) == figures["prompts"] and reasons and latency
     assert sum(day["notes_read"] for day in use) == figures["notes_read"]
+
+
+def test_cli_shows_when_each_prompt_was_recorded_in_local_time(tmp_path, monkeypatch, zone):
+    """`brain recalls` printed created_at's UTC as stored ("2026-02-12 16:02", no zone said) where
+    --since and --stats read local days: in Tokyo a prompt listed by `--since 2026-02-13` was shown
+    on the 12th."""
+    monkeypatch.setenv("BRAIN_DB", str(tmp_path / "brain.db"))
+    zone("Asia/Tokyo")  # UTC+9, no summer time
+    with connection(tmp_path / "brain.db") as conn:
+        store.write_recall(conn, _recall(dt.datetime(2026, 2, 12, 16, 2, 31, tzinfo=dt.timezone.utc), session="late"))
+    result = CliRunner().invoke(cli, ["recalls", "--since", "2026-02-13"])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("2026-02-13 01:02  session late  0 notes"), result.output
+    (row,) = json.loads(CliRunner().invoke(cli, ["recalls", "--json"]).output)
+    assert row["created_at"] == "2026-02-12T16:02:31.000Z"  # the JSON keeps the ledger's UTC

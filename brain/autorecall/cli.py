@@ -100,10 +100,11 @@ def _number(value: object) -> float | None:
 
 
 def _format_recall(row: dict[str, Any]) -> str:
+    from ..moments import recorded_local
     from ..output import clip
     from ..text import literal
 
-    when = _one_line(row.get("created_at"))[:16].replace("T", " ")
+    when = recorded_local(_one_line(row.get("created_at")))  # local, as --since and --stats read days
     latency = _number(row.get("latency_ms"))
     ms = f"{latency:.0f} ms" if latency is not None else "? ms"
     if row.get("reason"):

@@ -327,7 +327,11 @@ def _list(value: object) -> list[Any]:
 
 
 def _format_turn(row: dict[str, Any]) -> str:
-    when = str(row.get("started_at") or row.get("created_at") or "")[:16].replace("T", " ")
+    from ..moments import recorded_local
+
+    # local time, as --since and --stats read days (the ledger's UTC printed as it is, no zone
+    # said, put a turn --since 2026-02-13 listed in Tokyo on the 12th)
+    when = recorded_local(str(row.get("started_at") or row.get("created_at") or ""))
     # Each field cleaned on its own and kept to its row: a project or branch holding a line break
     # ended it, and one ending in an escape's start took the words after it.
     where = _one_line(row.get("project") or "?")
