@@ -376,18 +376,31 @@ def local_time(moment: float | None) -> str:
     return local_datetime(moment).isoformat(sep=" ", timespec="minutes")
 
 
-def recorded_local(stamp: str) -> str:
-    """A moment the ledger recorded (ISO 8601 in UTC, ``2026-02-12T16:02:31.000Z``) for people:
-    local time to the minute (``2026-02-13 01:02`` in Tokyo), the days --since and --stats count
-    in. One without a zone is UTC, as SQLite's ``date(…, 'localtime')`` reads it there; one no
-    clock reads (a hand-edited row) is its first 16 characters as they are."""
+def recorded_moment(stamp: str) -> float | None:
+    """A moment a transcript or the ledger recorded (ISO 8601: ``2026-02-12T16:02:31.000Z``,
+    another offset, or none, read as UTC as SQLite's ``date(…, 'localtime')`` reads it) as Unix
+    time; None for text no clock reads (a hand-edited row, another tool's line). Read here, not
+    by Python's fromisoformat, which 3.10 refuses a Z to."""
     try:
         moment = _datetime(typed(stamp))
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=dt.timezone.utc)
-        return local_time(moment.timestamp())
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.timezone.utc)
+    return moment.timestamp()
+
+
+def recorded_local(stamp: str) -> str:
+    """A moment the ledger recorded, for people: local time to the minute (``2026-02-13 01:02``
+    in Tokyo for ``2026-02-12T16:02:31.000Z``), the days --since and --stats count in; one no
+    clock reads is its first 16 characters as they are."""
+    moment = recorded_moment(stamp)
+    try:
+        if moment is not None:
+            return local_time(moment)
     except (ValueError, OverflowError, OSError):
-        return stamp[:16].replace("T", " ")
+        pass
+    return stamp[:16].replace("T", " ")
 
 
 def local_iso(moment: float | None) -> str | None:

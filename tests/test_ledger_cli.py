@@ -276,3 +276,36 @@ def test_turns_show_when_each_began_in_local_time_as_since_and_stats_read_it(tmp
     conn.close()
     result = CliRunner().invoke(cli, ["turns"])
     assert result.exit_code == 0 and result.output.startswith("late on tuesday  "), result.output
+
+
+def test_a_transcript_time_in_another_form_is_stored_in_utc_as_the_others(tmp_path, utc):
+    """A transcript line's timestamp was stored as written, and the ledger compares them as text:
+    "2026-12-07T10:00:00+14:00" (20:00 UTC the day before) sorted above a turn begun at 09:00 UTC
+    and --since the 7th listed it, and a "garbage" one sorted above every turn, the newest day
+    --stats counted back from: the 14 days with turns listed one turn of three."""
+
+    def stop(session: str, stamp: str) -> None:
+        path = tmp_path / f"{session}.jsonl"
+        lines = [
+            {"type": "user", "message": {"role": "user", "content": f"ask {session}"}, "uuid": f"u-{session}"},
+            {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "done"}]}},
+        ]
+        path.write_text(
+            "".join(json.dumps({**line, "timestamp": stamp, "sessionId": session}) + "\n" for line in lines)
+        )
+        record_stop(hook_payload(path, session_id=session, cwd=str(tmp_path)))
+
+    stop("offset", "2026-12-07T10:00:00+14:00")
+    stop("zulu", "2026-12-07T09:00:00Z")
+    stop("naive", "2026-12-07 08:00:00.5")  # no zone: UTC, as SQLite's date() reads it
+    stop("garbage", "garbage")
+    rows = json.loads(CliRunner().invoke(cli, ["turns", "--json"]).output)
+    started = {row["session_id"]: row["started_at"] for row in rows}
+    assert started["offset"] == "2026-12-06T20:00:00.000Z"
+    assert started["zulu"] == "2026-12-07T09:00:00.000Z" and started["naive"] == "2026-12-07T08:00:00.500Z"
+    assert started["garbage"] is None  # its time of recording stands in
+    assert [row["session_id"] for row in rows][1:] == ["zulu", "naive", "offset"]
+    since = json.loads(CliRunner().invoke(cli, ["turns", "--since", "2026-12-07", "--json"]).output)
+    assert {row["session_id"] for row in since} == {"garbage", "zulu", "naive"}
+    stats = json.loads(CliRunner().invoke(cli, ["turns", "--stats", "--json"]).output)
+    assert sum(day["turns"] for day in stats["per_day"]) == 4, stats["per_day"]

@@ -288,6 +288,29 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+# Claude Code's timestamps: UTC to the millisecond, which the ledger's --since and its
+# newest-first order compare as text.
+_UTC_STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
+
+
+def _stamp(value: Any) -> str | None:
+    """A transcript line's ``timestamp`` as the ledger stores one (``2026-02-12T16:02:31.000Z``):
+    another ISO 8601 form (an offset, no milliseconds; none: UTC) said in UTC so; None for
+    anything else, where the row's time of recording stands in. Stored as written,
+    "2026-12-07T10:00:00+14:00" sorted 14 hours late against --since and the other turns, and a
+    "garbage" one above them all, the newest day --stats counted back from: it listed none."""
+    text = _str(value)
+    if text is None or _UTC_STAMP.fullmatch(text):
+        return text
+    from ..moments import iso_recorded, recorded_moment  # only for a line Claude Code did not write
+
+    moment = recorded_moment(text)
+    try:
+        return iso_recorded(moment)
+    except (ValueError, OverflowError):  # past year 9999 in UTC
+        return None
+
+
 def _number(value: Any) -> int | float | None:
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
@@ -405,7 +428,7 @@ def read_last_turn(
                     prompt = record
                     turn.prompt_uuid = _str(record.get("uuid"))
                     turn.prompt_id = _str(record.get("promptId"))
-                    turn.started_at = _str(record.get("timestamp"))
+                    turn.started_at = _stamp(record.get("timestamp"))
                     turn.ask = ask
                     break
                 if turn.anchor is None and kind == "user" and not _stop_hook_feedback(record):
@@ -545,7 +568,7 @@ class _Accumulator:
         self.cwd = _str(record.get("cwd")) or self.cwd
         self.git_branch = _str(record.get("gitBranch")) or self.git_branch
         self.version = _str(record.get("version")) or self.version
-        self.last_timestamp = _str(record.get("timestamp")) or self.last_timestamp
+        self.last_timestamp = _stamp(record.get("timestamp")) or self.last_timestamp
 
     def add(self, record: dict[str, Any]) -> None:
         kind = record.get("type")
@@ -553,7 +576,7 @@ class _Accumulator:
             return
         if record.get("isSidechain") and not self.sidechain_mode:
             # Inline subagent lines: their cwd and branch are the subagent's, not the turn's.
-            self.last_timestamp = _str(record.get("timestamp")) or self.last_timestamp
+            self.last_timestamp = _stamp(record.get("timestamp")) or self.last_timestamp
             self._sidechain(record)
             return
         self.meta(record)
