@@ -44,6 +44,7 @@ from .index.connections import connect_unswapped
 from .index.files import INDEX_FILE, RETIRED_SUFFIX
 from .index.health import built_index_dir, quick_check
 from .migrations import disk_bytes
+from .processes import running
 from .text import shell_word
 from .vault import resolve_vault
 
@@ -577,13 +578,8 @@ def _abandoned(folder: Path, pid: str) -> bool:
                 return False
             finally:
                 os.close(fd)
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except (OSError, OverflowError):  # another user's, or a number no process id is
-        return False
-    return False
+    # gone only when the system says no process has it: another user's, or no way to tell, stays
+    return running(int(pid)) is False
 
 
 # ----- files ---------------------------------------------------------------------------------

@@ -13,6 +13,8 @@ import secrets
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..processes import running
+
 
 def temp_name(directory: Path, name: str) -> Path:
     """``<name>.<pid>.<random>.tmp`` in ``directory``."""
@@ -44,13 +46,6 @@ def remove_orphans(directory: Path, names: Iterable[str]) -> None:
 
 
 def alive(pid: int) -> bool:
-    """Whether ``pid`` may be running (this process; one of another user, or no way to tell: yes)."""
-    if pid == os.getpid() or os.name == "nt":  # Windows: os.kill(pid, 0) is not a probe there
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OSError):  # someone else's process, or no way to tell: leave it
-        return True
-    return True
+    """Whether ``pid`` may be running: yes unless the system says no process has it (one of
+    another user, or no way to tell: its file is left)."""
+    return running(pid) is not False

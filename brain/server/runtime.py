@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import config
+from ..processes import running
 
 LOCK_FILE = "serve.lock"
 SOCKET_FILE = "serve.sock"
@@ -221,15 +222,12 @@ def server_starting(root: Path) -> bool:
 
 
 def pid_alive(pid: Any) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
+    """Whether the process a server's record or lock names runs (another user's too). No for
+    what is no process id (a record's ``true`` is not process 1) and for an id the system cannot
+    answer for: no server to signal or to wait for."""
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, someone else's
-        return True
-    return True
+    return running(pid) is True
 
 
 def lock_is_held(root: Path) -> bool:
