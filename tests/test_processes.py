@@ -106,3 +106,19 @@ def test_windows_asks_openprocess_and_never_os_kill(tmp_path, monkeypatch):
         106: (False, False, True),  # no process has that id
         2**40: (True, False, False),  # beyond a DWORD: no process id
     }
+
+
+def test_a_pid_spelled_in_other_digits_is_no_pid_and_fails_nothing(tmp_path):
+    # str.isdigit() says yes to '²', which int() cannot read: a file `vectors.faiss.².x.tmp` in
+    # the index folder failed every save of the vectors with ValueError (in the hooks' folder of
+    # rows kept aside, every catch-up). Such a name is none a save writes: it stays. (A server's
+    # lock file is read as ASCII: '²' there was never read as a pid.)
+    from brain.ledger.deferred import _remove_orphans
+
+    odd = tmp_path / "vectors.faiss.².0badf00d.tmp"
+    odd.write_bytes(b"not ours")
+    tempfiles.remove_orphans(tmp_path, ["vectors.faiss"])
+    kept = tmp_path / ".20260101T000000-².tmp"
+    kept.write_bytes(b"not ours")
+    _remove_orphans(tmp_path)
+    assert odd.exists() and kept.exists()

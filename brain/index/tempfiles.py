@@ -41,7 +41,8 @@ def remove_orphans(directory: Path, names: Iterable[str]) -> None:
     for name in names:
         for tmp in directory.glob(f"{name}.*.tmp"):
             parts = tmp.name[len(name) + 1 :].split(".")
-            if len(parts) == 3 and parts[0].isdigit() and not alive(int(parts[0])):
+            # ASCII digits, as a save writes them: int() read '²' as no number and failed the save
+            if len(parts) == 3 and parts[0].isascii() and parts[0].isdigit() and not alive(int(parts[0])):
                 tmp.unlink(missing_ok=True)
 
 

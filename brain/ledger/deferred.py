@@ -212,7 +212,7 @@ def _remove_orphans(folder: Path) -> None:
         return
     for tmp in orphans:
         pid = tmp.name[1 : -len(".tmp")].rpartition("-")[2]
-        if pid.isdigit() and not alive(int(pid)):
+        if pid.isascii() and pid.isdigit() and not alive(int(pid)):  # '²' is a digit int() cannot read
             with contextlib.suppress(OSError):
                 tmp.unlink()
 
