@@ -973,7 +973,17 @@ def test_status_says_how_long_ago_the_first_change_indexing_was_heard(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "value", ["0.0.0.0:8181", "192.168.1.5:80", "example.com:80", "[::]:80", "8181", "127.0.0.1:x"]
+    "value",
+    [
+        "0.0.0.0:8181",
+        "192.168.1.5:80",
+        "example.com:80",
+        "[::]:80",
+        "8181",
+        "127.0.0.1:x",
+        "127.0.0.1:²",
+        "127.0.0.1:٨٠",
+    ],
 )
 def test_http_is_only_ever_on_loopback(value):
     with pytest.raises(ConfigError):

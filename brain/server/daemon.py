@@ -117,7 +117,8 @@ class AlreadyRunning(BrainError):
 def parse_http(value: str) -> tuple[str, int]:
     """``HOST:PORT`` with a loopback host (127.0.0.1, ::1 in brackets, localhost)."""
     host, sep, port_text = value.strip().rpartition(":")
-    if not sep or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+    # ASCII digits only: "²" passes isdigit() and fails int(), "٨٠" is read as 80
+    if not sep or not (port_text.isascii() and port_text.isdigit()) or not 0 <= int(port_text) <= 65535:
         raise ConfigError(f"--http takes HOST:PORT on a loopback address, e.g. 127.0.0.1:8181, not {quoted(value)}")
     host = host.strip("[]")
     if host == "localhost":
