@@ -371,30 +371,48 @@ def invalid_arguments(error: ValidationError) -> str:
 
 
 def build_server(root: Path, backend: Backend) -> BrainServer:
-    # The SDK reads the tools' annotations by name from this module's globals: the types
-    # they use are imported at the top.
+    """The server with its six read-only tools, each refusing arguments its schema does not list."""
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
     server = BrainServer("brain", instructions=_instructions(root), version=__version__, log_level="WARNING")
-    logged: set[str] = set()  # what recent_turns said in the log of a newer ledger: once a session
+    tools = [
+        (SEARCH_DOC, _search_tool(backend)),
+        (GET_NOTE_DOC, _get_note_tool(backend)),
+        (NEIGHBOURS_DOC, _neighbours_tool(backend)),
+        (HISTORY_DOC, _history_tool(backend)),
+        (RECENT_TURNS_DOC, _recent_turns_tool(backend)),
+        (STATUS_DOC, _status_tool(root, backend)),
+    ]
+    for description, function in tools:  # in this order: tools/list says them so
+        server.tool(description=description, annotations=read_only, structured_output=False)(function)
+    for tool in server._tool_manager.list_tools():  # said to clients: the calls are refused (call_tool)
+        tool.parameters["additionalProperties"] = False
+    return server
 
-    def answer(work: Any, *, reads_index: bool = True) -> CallToolResult:
-        try:
-            data = work()
-            if reads_index and backend.older_than_index():  # every tool's answer, not search's alone
-                data = _told_older(data)
-        except (client.ServerError, BrainError) as exc:
-            return CallToolResult(content=[TextContent(type="text", text=wire_text(str(exc)))], is_error=True)
-        except Exception as exc:  # a bug of brain's: one line here, its traceback in mcp.log
-            said = (str(exc).strip().splitlines() or [""])[0][:300]
-            where = config.log_dir() / "mcp.log"
-            message = f"brain failed on this call ({type(exc).__name__}: {said}); its traceback is in {where}"
-            log.warning("%s", message)
-            log.info("the traceback of that failure", exc_info=True)  # the file only: stderr takes warnings
-            return CallToolResult(content=[TextContent(type="text", text=wire_text(message))], is_error=True)
-        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-        return CallToolResult(content=[TextContent(type="text", text=wire_text(text))])
 
-    @server.tool(description=SEARCH_DOC, annotations=read_only, structured_output=False)
+def _answer(backend: Backend, work: Callable[[], dict[str, Any]], *, reads_index: bool = True) -> CallToolResult:
+    """A tool's result: ``work``'s data as compact JSON, or its failure as one line marked an error."""
+    try:
+        data = work()
+        if reads_index and backend.older_than_index():  # every tool's answer, not search's alone
+            data = _told_older(data)
+    except (client.ServerError, BrainError) as exc:
+        return CallToolResult(content=[TextContent(type="text", text=wire_text(str(exc)))], is_error=True)
+    except Exception as exc:  # a bug of brain's: one line here, its traceback in mcp.log
+        said = (str(exc).strip().splitlines() or [""])[0][:300]
+        where = config.log_dir() / "mcp.log"
+        message = f"brain failed on this call ({type(exc).__name__}: {said}); its traceback is in {where}"
+        log.warning("%s", message)
+        log.info("the traceback of that failure", exc_info=True)  # the file only: stderr takes warnings
+        return CallToolResult(content=[TextContent(type="text", text=wire_text(message))], is_error=True)
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return CallToolResult(content=[TextContent(type="text", text=wire_text(text))])
+
+
+# Each tool below is a function the SDK reads: its name is the tool's, its parameters' annotations
+# (read by name from this module's globals: the types they use are imported at the top) its schema.
+
+
+def _search_tool(backend: Backend) -> Callable[..., CallToolResult]:
     def search(
         query: Annotated[
             Required,
@@ -444,9 +462,12 @@ def build_server(root: Path, backend: Backend) -> BrainServer:
                 data["warnings"] = [cut_said, *data["warnings"]]
             return data
 
-        return answer(work)
+        return _answer(backend, work)
 
-    @server.tool(description=GET_NOTE_DOC, annotations=read_only, structured_output=False)
+    return search
+
+
+def _get_note_tool(backend: Backend) -> Callable[..., CallToolResult]:
     def get_note(
         note: Annotated[Required, Field(description="The note: its vault-relative path, its title, or an alias.")],
         heading: Annotated[Heading, Field(description="Only this section: a heading, or a path 'A > B'.")] = None,
@@ -464,9 +485,12 @@ def build_server(root: Path, backend: Backend) -> BrainServer:
             fields["heading"] = heading
         if as_of is not None:
             fields["as_of"] = as_of
-        return answer(lambda: _unhidden(_headings_within(backend.call("note", **fields), max_chars)))
+        return _answer(backend, lambda: _unhidden(_headings_within(backend.call("note", **fields), max_chars)))
 
-    @server.tool(description=NEIGHBOURS_DOC, annotations=read_only, structured_output=False)
+    return get_note
+
+
+def _neighbours_tool(backend: Backend) -> Callable[..., CallToolResult]:
     def neighbours(
         note: Annotated[Required, Field(description="The note: its vault-relative path, its title, or an alias.")],
         limit: Annotated[
@@ -475,9 +499,12 @@ def build_server(root: Path, backend: Backend) -> BrainServer:
             NOT_A_BOOL,
         ] = 100,
     ) -> CallToolResult:
-        return answer(lambda: _first(backend.call("neighbours", note=note), limit))
+        return _answer(backend, lambda: _first(backend.call("neighbours", note=note), limit))
 
-    @server.tool(description=HISTORY_DOC, annotations=read_only, structured_output=False)
+    return neighbours
+
+
+def _history_tool(backend: Backend) -> Callable[..., CallToolResult]:
     def history(
         note: Annotated[
             Required, Field(description="The note: its path, title or alias (a deleted one: its last path).")
@@ -497,9 +524,14 @@ def build_server(root: Path, backend: Backend) -> BrainServer:
         fields: dict[str, Any] = {"note": note, "last": limit}
         if as_of is not None:
             fields["as_of"] = as_of
-        return answer(lambda: backend.call("history", **fields))
+        return _answer(backend, lambda: backend.call("history", **fields))
 
-    @server.tool(description=RECENT_TURNS_DOC, annotations=read_only, structured_output=False)
+    return history
+
+
+def _recent_turns_tool(backend: Backend) -> Callable[..., CallToolResult]:
+    logged: set[str] = set()  # what recent_turns said in the log of a newer ledger: once a session
+
     def recent_turns(
         project: Annotated[Project, Field(description="Only this project (the git repository's folder name).")] = None,
         text: Annotated[Words, Field(description="Only turns whose ask or summary holds these words.")] = None,
@@ -514,17 +546,20 @@ def build_server(root: Path, backend: Backend) -> BrainServer:
         limit: Annotated[int, Field(ge=1, le=200, description="At most this many turns."), NOT_A_BOOL] = 10,
     ) -> CallToolResult:
         # brain.db, not the index: its own warnings (a newer brain upgraded it)
-        return answer(
-            lambda: _turns(project=project, text=text, since=since, limit=limit, logged=logged), reads_index=False
+        return _answer(
+            backend,
+            lambda: _turns(project=project, text=text, since=since, limit=limit, logged=logged),
+            reads_index=False,
         )
 
-    @server.tool(description=STATUS_DOC, annotations=read_only, structured_output=False)
-    def status() -> CallToolResult:
-        return answer(lambda: _status(root, backend))
+    return recent_turns
 
-    for tool in server._tool_manager.list_tools():  # said to clients: the calls are refused (call_tool)
-        tool.parameters["additionalProperties"] = False
-    return server
+
+def _status_tool(root: Path, backend: Backend) -> Callable[..., CallToolResult]:
+    def status() -> CallToolResult:
+        return _answer(backend, lambda: _status(root, backend))
+
+    return status
 
 
 def _told_older(data: dict[str, Any]) -> dict[str, Any]:
