@@ -178,14 +178,14 @@ _URL_HOST = r"(?=(?:\[[0-9A-Fa-f:.]*\]|[\w\-][\w.\-]*)(?::[0-9]+)?(?![\w.\-:@%])
 
 
 # A name with a secret word in it, then "=", ":", ":=", "=>" after a quoted name, or
-# spaces after a command-line flag (_mask_assignments checks the "-"). The match starts
+# spaces after a command-line flag (_assigned_value checks the "-"). The match starts
 # at the secret word (found case-sensitively on its first letter, which is fast) and
-# _mask_assignments reads the whole name back from there.
+# _assignment_masks reads the whole name back from there.
 _ASSIGNMENT = (
     r"(?P<name>[PpSsTtKkCc](?i:ass|w|ecret|oken|ey|redential|(?<=[Pp])sk)[\w.\-]{0,40})"  # psk: a Wi-Fi key
     r"(?P<sep>(?:\\*[\"']\]?[ \t]*=>|(?:\\*[\"']\]?|\*{1,2})?[ \t]*(?::=|[=:](?![=:>]))(?:\*{1,2}(?=[ \t]))?)[ \t]*"
     r"|[ \t]+<-[ \t]+|[ \t]+)"
-    rf"(?P<value>&[^\s\"',;]+|{_VALUE})"  # "&": a YAML anchor (_mask_assignments)
+    rf"(?P<value>&[^\s\"',;]+|{_VALUE})"  # "&": a YAML anchor (_yaml_tagged_value)
 )
 
 
@@ -457,7 +457,7 @@ _NOT_PASSWORDS = frozenset(
 
 
 # A login's other fields, named as the first word after a secret's name with more on its line ("Credentials:
-# username `admin`"): no value of it (_mask_assignments).
+# username `admin`"): no value of it (_value_masks).
 _FIELD_NAMES = frozenset("username user login email account".split())
 
 

@@ -481,7 +481,6 @@ def _mask_pgpass(match: re.Match[str]) -> str:
 
 def _mask_stated(match: re.Match[str]) -> str:
     # "my password is ***": a quoted value, or one word that looks chosen as a password.
-    lead, quote = match.group(1), match.group("quote")
     start = match.start()
     if (
         start
@@ -490,95 +489,129 @@ def _mask_stated(match: re.Match[str]) -> str:
     ):
         return match.group(0)  # a word that ends in one (bypass is, db-secret is: a name's, not prose)
     if match.group("plain") is not None:  # "password hunter22x": one word, which looks chosen as one
-        if start and match.string[start - 1] in "$./\\&*":  # $PWD, os.pwd, /bin/pwd, a YAML &pw: names
-            return match.group(0)
-        if match.group(0).startswith("passwd") and _SUDO_BEFORE.search(match.string, max(0, start - 80), start):
-            return match.group(0)  # "sudo passwd deploy1": the command, and the user whose password it sets
-        word = match.group("bare")
-        if word is None:  # a quoted value names a field or a word as often as it states one, but a
-            # passphrase's words ("my passphrase 'correct horse battery staple'") name nothing
-            value = match.group("quoted").split()
-            named = _name_words(lead.strip(" \t:'’s*"))
-            # one word with a letter, a digit and a sign names no field ("password `Depl0y!2024`")
-            signed = len(value) == 1 and _SIGNED_WORD.fullmatch(value[0]) and not _holds_no_secret("", value[0])
-            # «пароль «Qwerty»»: one word after a Russian name that no Russian prose writes (a capital, Latin letters)
-            signed = signed or (
-                lead[:1] in "Пп"
-                and len(value) == 1
-                and value[0].isalpha()
-                and (value[0].isascii() or not value[0].islower())
-                and value[0].lower() not in _VERDICTS
-            )
-            if not signed and (not _is_passphrase(value) or any(_names_a_secret(w.lower(), named) for w in value)):
-                return match.group(0)
-            if (aside := match.group("aside")) is not None and (
-                (match.string[match.end() : match.end() + 1], aside.strip()) not in _ASIDE_CLOSERS
-                or (aside.startswith(",") and not _OWNED_BEFORE.search(match.string, max(0, start - 40), start))
-            ):
-                return match.group(0)  # as a bare word in apposition ("the DB password, `Kq7!xP2m`, is …")
-            return f"{lead}{quote}{MASK}{_CLOSING.get(quote, quote)}"
-        if (
-            lead[:1] in "Пп"
-            and _LOGIN_BEFORE.search(match.string, max(0, start - 60), start)
-            and (count := _stated_passphrase(match, least=1))
-        ):
-            return f"{lead}{MASK}{_after_words(match, count)}"  # "логин bob, пароль синий кит": a login's password
-        letters = word.rstrip(".,:;!?")
-        if (
-            lead[:1] in "Pp"
-            and letters.isalpha()  # a word with a digit or a sign is judged below, as anywhere ("***" masked already)
-            and not letters.islower()
-            and _LOGIN_BEFORE.search(match.string, max(0, start - 60), start)
-            and _STATED_END.match(match.string, match.end("bare")) is not None
-            and _is_passphrase([letters], least=1)
-            and letters.lower() not in _VERDICTS
-        ):
-            # "username admin password Qwerty": a login's password, one word to its clause's end; in lower case
-            # it may be prose still ("login page password field")
-            return f"{lead}{MASK}{_after_value(word, letters)}{match.group('words')}"
-        if "phrase" in lead.lower() and (count := _stated_passphrase(match)):
-            return f"{lead}{MASK}{_after_words(match, count)}"  # "the passphrase correct horse battery staple"
-        after = match.string[match.end("bare") : match.end("bare") + 1]
-        # What closes a value in apposition: its sentence's end (a full stop in the word: "the admin
-        # password, hunter22x." was kept), a comma or a semicolon, the end of its line or string.
-        closer = word[-1] if word[-1] in ".!" else after
-        if (aside := match.group("aside")) is not None and (
-            (closer if aside.strip() == "," else after, aside.strip()) not in _ASIDE_CLOSERS
-            or (aside.startswith(",") and not _OWNED_BEFORE.search(match.string, max(0, start - 40), start))
-        ):
-            return match.group(0)  # "password (hunter22x)", "the admin password, hunter22x,", "password? hunter22x"
-        if word.endswith("=") or after not in ("", " ", "\t", "\r", "\n", ",", ";", ")", "\\", '"'):
-            return match.group(0)  # a piece of a longer token: <Password type="plain">, password x="y"
-        bare = word.rstrip(".,:;!?*_~")  # "**Password Management:** KeePassXC": Markdown's marks
-        if (
-            _PLAIN_NOT_SECRET.fullmatch(bare)
-            or len(bare) < 4
-            or _holds_no_secret("", bare)
-            or _STATED_NAME.fullmatch(bare)
-            or not _STATED_WORD.fullmatch(bare)
-            or ("_" in bare and _PASS_COLON.match(lead) is not None)  # "pass: test_x1": a test's name
-            or (bare.startswith("!") and (bare.startswith("!!") or bare[1:].lower() in _REFERENCE_TAGS))  # a YAML tag
-        ):
-            return match.group(0)
-        return f"{lead}{MASK}{_after_value(word, bare)}{match.group('words')}"
+        return _mask_stated_plain(match)
     if match.group("pin") is not None:  # "my PIN is 4821": digits alone
-        value = match.group("quoted") if quote is not None else match.group("bare").rstrip(".,:;!?")
-        if not _PIN.fullmatch(value):
-            return match.group(0)
-        if quote is not None:
-            return f"{lead}{quote}{MASK}{_CLOSING.get(quote, quote)}"
-        return f"{lead}{MASK}{match.group('bare')[len(value) :]}{match.group('words')}"
+        return _mask_stated_pin(match)
     if match.group("tok") is not None:  # "my token is x": a token's shape, not a model's ("the token is '<|eos|>'")
-        value = match.group("quoted") if quote is not None else match.group("bare").rstrip(".,:;!?")
-        if len(value) < 8 or "|" in value or _SNAKE.fullmatch(value) or _STATED_NAME.fullmatch(value):
-            return match.group(0)
-        if not _STATED_WORD.fullmatch(value) or _holds_no_secret("", value):
-            return match.group(0)
-        if quote is not None:
-            return f"{lead}{quote}{MASK}{_CLOSING.get(quote, quote)}"
-        return f"{lead}{MASK}{match.group('bare')[len(value) :]}{match.group('words')}"
+        return _mask_stated_token(match)
     if match.group("answer") is not None:  # "the security answer is fluffy": words, to the clause's end
         return _mask_answer(match)
+    return _mask_stated_value(match)
+
+
+def _mask_stated_plain(match: re.Match[str]) -> str:
+    """A password named with no verb, "password hunter22x": one word (or a quoted value) that looks
+    chosen as one, or a login's password, or a passphrase's words."""
+    lead, start = match.group(1), match.start()
+    if start and match.string[start - 1] in "$./\\&*":  # $PWD, os.pwd, /bin/pwd, a YAML &pw: names
+        return match.group(0)
+    if match.group(0).startswith("passwd") and _SUDO_BEFORE.search(match.string, max(0, start - 80), start):
+        return match.group(0)  # "sudo passwd deploy1": the command, and the user whose password it sets
+    word = match.group("bare")
+    if word is None:
+        return _mask_stated_plain_quoted(match)
+    if (
+        lead[:1] in "Пп"
+        and _LOGIN_BEFORE.search(match.string, max(0, start - 60), start)
+        and (count := _stated_passphrase(match, least=1))
+    ):
+        return f"{lead}{MASK}{_after_words(match, count)}"  # "логин bob, пароль синий кит": a login's password
+    letters = word.rstrip(".,:;!?")
+    if (
+        lead[:1] in "Pp"
+        and letters.isalpha()  # a word with a digit or a sign is judged below, as anywhere ("***" masked already)
+        and not letters.islower()
+        and _LOGIN_BEFORE.search(match.string, max(0, start - 60), start)
+        and _STATED_END.match(match.string, match.end("bare")) is not None
+        and _is_passphrase([letters], least=1)
+        and letters.lower() not in _VERDICTS
+    ):
+        # "username admin password Qwerty": a login's password, one word to its clause's end; in lower case
+        # it may be prose still ("login page password field")
+        return f"{lead}{MASK}{_after_value(word, letters)}{match.group('words')}"
+    if "phrase" in lead.lower() and (count := _stated_passphrase(match)):
+        return f"{lead}{MASK}{_after_words(match, count)}"  # "the passphrase correct horse battery staple"
+    after = match.string[match.end("bare") : match.end("bare") + 1]
+    # What closes a value in apposition: its sentence's end (a full stop in the word: "the admin
+    # password, hunter22x." was kept), a comma or a semicolon, the end of its line or string.
+    closer = word[-1] if word[-1] in ".!" else after
+    if (aside := match.group("aside")) is not None and (
+        (closer if aside.strip() == "," else after, aside.strip()) not in _ASIDE_CLOSERS
+        or (aside.startswith(",") and not _OWNED_BEFORE.search(match.string, max(0, start - 40), start))
+    ):
+        return match.group(0)  # "password (hunter22x)", "the admin password, hunter22x,", "password? hunter22x"
+    if word.endswith("=") or after not in ("", " ", "\t", "\r", "\n", ",", ";", ")", "\\", '"'):
+        return match.group(0)  # a piece of a longer token: <Password type="plain">, password x="y"
+    bare = word.rstrip(".,:;!?*_~")  # "**Password Management:** KeePassXC": Markdown's marks
+    if (
+        _PLAIN_NOT_SECRET.fullmatch(bare)
+        or len(bare) < 4
+        or _holds_no_secret("", bare)
+        or _STATED_NAME.fullmatch(bare)
+        or not _STATED_WORD.fullmatch(bare)
+        or ("_" in bare and _PASS_COLON.match(lead) is not None)  # "pass: test_x1": a test's name
+        or (bare.startswith("!") and (bare.startswith("!!") or bare[1:].lower() in _REFERENCE_TAGS))  # a YAML tag
+    ):
+        return match.group(0)
+    return f"{lead}{MASK}{_after_value(word, bare)}{match.group('words')}"
+
+
+def _mask_stated_plain_quoted(match: re.Match[str]) -> str:
+    """A quoted value after a password named with no verb: it names a field or a word as often as it
+    states one, but a passphrase's words ("my passphrase 'correct horse battery staple'") name nothing."""
+    lead, quote, start = match.group(1), match.group("quote"), match.start()
+    value = match.group("quoted").split()
+    named = _name_words(lead.strip(" \t:'’s*"))
+    # one word with a letter, a digit and a sign names no field ("password `Depl0y!2024`")
+    signed = len(value) == 1 and _SIGNED_WORD.fullmatch(value[0]) and not _holds_no_secret("", value[0])
+    # «пароль «Qwerty»»: one word after a Russian name that no Russian prose writes (a capital, Latin letters)
+    signed = signed or (
+        lead[:1] in "Пп"
+        and len(value) == 1
+        and value[0].isalpha()
+        and (value[0].isascii() or not value[0].islower())
+        and value[0].lower() not in _VERDICTS
+    )
+    if not signed and (not _is_passphrase(value) or any(_names_a_secret(w.lower(), named) for w in value)):
+        return match.group(0)
+    if (aside := match.group("aside")) is not None and (
+        (match.string[match.end() : match.end() + 1], aside.strip()) not in _ASIDE_CLOSERS
+        or (aside.startswith(",") and not _OWNED_BEFORE.search(match.string, max(0, start - 40), start))
+    ):
+        return match.group(0)  # as a bare word in apposition ("the DB password, `Kq7!xP2m`, is …")
+    return f"{lead}{quote}{MASK}{_CLOSING.get(quote, quote)}"
+
+
+def _mask_stated_pin(match: re.Match[str]) -> str:
+    """A PIN stated, "my PIN is 4821": digits alone."""
+    value = match.group("quoted") if match.group("quote") is not None else match.group("bare").rstrip(".,:;!?")
+    if not _PIN.fullmatch(value):
+        return match.group(0)
+    return _stated_masked(match, value)
+
+
+def _mask_stated_token(match: re.Match[str]) -> str:
+    """A token stated, "my token is x": a token's shape, not a model's ("the token is '<|eos|>'")."""
+    value = match.group("quoted") if match.group("quote") is not None else match.group("bare").rstrip(".,:;!?")
+    if len(value) < 8 or "|" in value or _SNAKE.fullmatch(value) or _STATED_NAME.fullmatch(value):
+        return match.group(0)
+    if not _STATED_WORD.fullmatch(value) or _holds_no_secret("", value):
+        return match.group(0)
+    return _stated_masked(match, value)
+
+
+def _stated_masked(match: re.Match[str], value: str) -> str:
+    """The stated ``value`` masked: inside its quotes, or the word's trailing stop and the words after it kept."""
+    lead, quote = match.group(1), match.group("quote")
+    if quote is not None:
+        return f"{lead}{quote}{MASK}{_CLOSING.get(quote, quote)}"
+    return f"{lead}{MASK}{match.group('bare')[len(value) :]}{match.group('words')}"
+
+
+def _mask_stated_value(match: re.Match[str]) -> str:
+    """A password stated after a verb or a label ("the password is x", "password for root: x"): a quoted
+    value, a passphrase's words, or one word that looks chosen as one."""
+    lead, quote, start = match.group(1), match.group("quote"), match.start()
     if match.group("to") is not None and not _SET_BEFORE.search(match.string, max(0, start - 40), start):
         return match.group(0)  # "the password to the admin panel": set to a value only after a verb
     if (
@@ -1349,6 +1382,12 @@ _QUERY_GOES_ON = _Lazy(rf"(?:&(?=(?:amp;)?[\w.\-\[\]%]+=){_BARE})+")
 _HERE_STRING = _Lazy(rf"<<<[ \t]*(?P<value>{_VALUE})")
 
 
+# What one name's match comes to: the masks to put in, in order, each (start, end, what replaces
+# text[start:end]), and where the search goes on (after the last mask, or short of the value: a secret
+# assigned inside a value that is none, sort_key=DB_PASSWORD=x, is still found).
+_Masks = tuple[list[tuple[int, int, str]], int]
+
+
 def _mask_assignments(text: str, compiled: _Lazy) -> str:
     """Mask the values of names that hold a secret; other names are read past, not eaten.
 
@@ -1362,149 +1401,206 @@ def _mask_assignments(text: str, compiled: _Lazy) -> str:
     escaped = "\\n" in text
     fences = _Fences(text)
     while (match := compiled.search(text, pos)) is not None:
-        pos = match.end("sep")  # where the search goes on unless the value is masked
-        start = _name_start(text, match.start())
-        sep = match.group("sep").replace("*", "")  # "**Password:** x": Markdown's emphasis around the name
-        if text[start] != "-" and sep.isspace():  # "name value": flags only
-            continue
-        value_span = match.span("value")
-        if sep.isspace() and text.startswith("<<<", value_span[0]):
-            # "--with-token <<< x": a here-string, its word the flag's value; "<<<" was masked and x kept
-            if (here := _HERE_STRING.match(text, value_span[0])) is None:
-                continue
-            value_span = here.span("value")
-        elif sep.isspace() and text[match.start("value") : match.end("value")] in _OPERATORS:
-            continue  # "--password | tee", "| --password | The password to use |": no value but a bar
-        elif sep.isspace() and text[value_span[0]] == "-" and _FLAG_WORD.fullmatch(text, *value_span):
-            continue  # "--secret --force": the next option, no value ("--force" was masked, and a value after it kept)
-        if not _secret_name(text[start : match.end("name")]):  # cached: a text repeats its names
-            continue
-        if text[start : match.end("name")] == "secret" and _ADJECTIVE_BEFORE.search(text, max(0, start - 20), start):
-            continue
-        if (
-            sep.strip(" \t") == ":"
-            and "i" in text[max(0, start - 12) : start]
-            and _CONDITION_BEFORE.search(text, max(0, start - 12), start)
-        ):
-            continue  # Python's "if not token: raise …": a condition, its statement no value  # "they do not have to be secret: they are …": the adjective, naming no secret
-        value_start, value_end = value_span
-        if "<" in text[value_start : value_start + 4] and _BRACKETED_AT.match(text, value_start):
-            continue  # "password: <your password>": a placeholder to fill in
-        if text[value_start] in "<`" and _substituted(text, value_start):
-            continue  # "password: <%= ENV['X'] %>", "TOKEN=`cat token.txt`": what a template or a shell puts there
-        if text[value_start] in "&!" and sep.strip(" \t").endswith(":"):
-            # YAML: an anchor and a tag come before the value (secret: &pw !!str x); they were
-            # masked as the value, or an anchor ended the search, and the value stayed.
-            found = _YAML_PROPERTIES.match(text, value_start)
-            if found is None or (value := _VALUE_AT.match(text, found.end())) is None:
-                continue  # nothing after them on the line: the value is below (_mask_next_line_values)
-            tags = re.findall(r"!([^\s\"',;!]*)", found.group().lower())
-            if text[value.start()] not in "|>" and not _REFERENCE_TAGS.isdisjoint(tags):
-                continue  # the name of a secret kept elsewhere (password: !secret db_password)
-            value_start, value_end = value.span()
-        elif text[value_start] == "&":
-            continue  # no YAML: a shell's "&"
-        line_end = len(text)
-        if escaped and (depth := _line_depth(text, start)) > 1:
-            # JSON escaped twice over: the value ends at its line's break, which a bare word reads past
-            line_end = found.start() if (found := _escaped(depth)[0].search(text, value_start)) else line_end
-            if line_end <= value_start:
-                continue  # nothing on the key's line: the value is below (_mask_next_line_values)
-            value_end = min(value_end, line_end)
-        if sep in (":", ":=") and text[start - 2 : start] == "${":
-            # a shell's default, ${DB_PASSWORD:-x}: the operator and the closing brace stay (${X:?message}: no value)
-            inner = text[value_start:value_end]
-            default = inner[: inner.find("}")] if "}" in inner else inner
-            op = default[:1] if default[:1] in "-=?+" else ""
-            if op == "?" or _holds_no_secret("", default[len(op) :]):
-                continue
-            out.append(text[done : value_start + len(op)] + MASK)
-            done = pos = value_start + len(default)
-            continue
-        if (triple := text[value_start : value_start + 3]) in ('"""', "'''"):
-            # Python's triple quotes, read as an empty string and then the value: to the closing ones
-            close = text.find(triple, value_start + 3, value_start + 4096)
-            line_end = text.find("\n", value_start)
-            inner_end = close if close >= 0 else len(text) if line_end < 0 else line_end  # unclosed: its line
-            if inner_end <= value_start + 3:
-                continue  # empty
-            value_end = inner_end + 3 if close >= 0 else inner_end
-            out.append(text[done:value_start] + f"{triple}{MASK}{triple if close >= 0 else ''}")
-            done = pos = value_end
-            continue
-        if text[value_start] == "[" and (listed := _ONE_LISTED.match(text, value_start)) is not None:
-            value_start, value_end = listed.span("value")  # password: ['x'], a list of one: its string
-        opening, bare, closing = _unquote(text[value_start:value_end])
-        if sep.strip() == "<-" and not opening:
-            continue  # R's password <- "x"; Haskell's "password <- getLine" binds a result, no value
-        if not opening and len(bare) > 2 and bare[0] == bare[-1] == "`":
-            if _CODE_VALUE_AT.match(bare, 1):
-                continue  # "token: `get_token()` may refresh": code named, as unquoted
-            opening, bare, closing = "`", bare[1:-1], "`"  # PASSWORD = `x`: Markdown's code, its backticks kept
-        if _holds_no_secret(opening, bare):
-            if bare[:1] in "{<%" and _TEMPLATE_VALUE.fullmatch(bare):
-                pos = value_end  # a template's expression whole: "{{resolve:secretsmanager:MySecret:…}}" names no value
-            continue
-        if _names_a_stored_secret(text[start : match.end("name")], bare):
-            pos = value_end  # an ARN's "secret:prod/db" whole: no name and value inside it
-            continue  # AWS's SecretId='prod/db', --secret-id prod/db: which secret, not its value
-        if closing == "'" and (goes_on := _SHELL_QUOTES_GO_ON.match(text, value_end)) is not None:
-            value_end = goes_on.end()  # 'it'\''s': a quote inside a shell's single-quoted value
-        if (
-            not opening
-            and text.startswith("&", value_end)
-            and _starts_line(text, start)
-            and (text[start - 1 : start] != '"' or text[start : match.end("name")].isupper())
-            and (goes_on := _QUERY_GOES_ON.match(text, value_end)) is not None
-        ):
-            # "PASSWORD=abc&def=1" on a line of its own: a .env value, which python-dotenv reads whole (the
-            # "&def=" a query string's next parameter only in a URL or a body, where the name follows "?", "&",
-            # or a quote: curl -d "password=x&user=bob"; a JSON string's NAME=x in capitals is a .env line's)
-            value_end = goes_on.end()
-            bare += text[value_start + len(bare) : value_end]
-        if not opening and (block := _yaml_block(text, start, value_start, escaped=escaped)) is not None:
-            # "password: |": the secret is on the lines below, the indicator is none.
-            line_end, block_end, indent, line_break = block
-            out.append(text[done:line_end] + f"{line_break}{indent}{MASK}")
-            done = pos = block_end
-            continue
-        words: list[str] = []
-        whole = chosen = False  # whole: the value is its line's rest, a YAML plain scalar may go on below
-        name = text[start : match.end("name")]
-        if not opening and (judged := _judged_to_line_end(text, start, sep, value_end, name, fences)):
-            chosen = _chosen_by_a_person(name)
-            more = _MORE_WORDS.match(text, value_end, line_end)
-            more_end = more.end() if more else value_end
-            if more and judged == "prose" and (stop := _SENTENCE_END.search(text, value_start, more_end)):
-                more_end = max(value_end, stop.end())  # "password: hunter2. Then log in.": a sentence ends it
-                more = more if more_end > value_end else None
-            words = text[value_start:more_end].split()
-            whole = not more or _is_one_value(words, chosen=chosen, name=name)
-            if more and whole:
-                value_end = more_end
-            elif more and words[0].lower() in _POINTERS:
-                continue  # "password: see 1Password": where the secret is, none of it
-        if (
-            not (whole and more)
-            and ((first := bare.lower()) in _FIELD_NAMES or (first in _DETERMINERS and not _chosen_by_a_person(name)))
-            and _PROSE_AFTER.match(text, value_end)
-        ):
-            continue  # "Credentials: username `admin`": a field's name; "token: the key both ends share": prose
-        out.append(text[done:value_start] + f"{opening}{MASK}{closing}")
-        done = pos = value_end
-        if opening in ("'", '"') and not closing and sep.strip(" \t") == ":" and _starts_line(text, start):
-            # "password: 'correct\n  horse battery'": a YAML quoted scalar goes on to its quote
-            for below_start, below_end in _quoted_lines(text, start, value_end, opening, escaped=escaped):
-                out.append(text[done:below_start] + MASK)
-                done = pos = below_end
-        if whole and sep.strip(" \t") == ":":
-            # "password: correct\n  horse battery": the lines indented under the key are the value's
-            for below_start, below_end, quote, unquote in _continued(
-                text, start, value_end, name=name, words=words, chosen=chosen, escaped=escaped
-            ):
-                out.append(text[done:below_start] + f"{quote}{MASK}{unquote}")
-                done = pos = below_end
+        masks, pos = _assignment_masks(text, match, escaped=escaped, fences=fences)
+        for mask_start, mask_end, mask in masks:
+            out.append(text[done:mask_start] + mask)
+            done = mask_end
     return "".join(out) + text[done:] if out else text
+
+
+def _assignment_masks(text: str, match: re.Match[str], *, escaped: bool, fences: _Fences) -> _Masks:
+    """The masks one name's ``match`` asks for: by the value's shape (a shell's default, Python's triple
+    quotes, the rest), none when the name holds no secret or what follows it is no value."""
+    start = _name_start(text, match.start())
+    sep = match.group("sep").replace("*", "")  # "**Password:** x": Markdown's emphasis around the name
+    skipped: _Masks = ([], match.end("sep"))  # the search goes on after the separator
+    if (found := _assigned_value(text, match, start, sep, escaped=escaped)) is None:
+        return skipped
+    value_start, value_end, line_end = found
+    if sep in (":", ":=") and text[start - 2 : start] == "${":
+        return _shell_default_masks(text, value_start, value_end) or skipped
+    if (triple := text[value_start : value_start + 3]) in ('"""', "'''"):
+        return _triple_quoted_masks(text, value_start, triple) or skipped
+    found_masks = _value_masks(
+        text, match, start, sep, value_start, value_end, line_end, escaped=escaped, fences=fences
+    )
+    return found_masks or skipped
+
+
+def _assigned_value(
+    text: str, match: re.Match[str], start: int, sep: str, *, escaped: bool
+) -> tuple[int, int, int] | None:
+    """Where the value given to the name at ``start`` begins and ends, and where its line ends; None
+    when the name holds no secret, or what follows it is no value (a placeholder, a command's output)."""
+    if text[start] != "-" and sep.isspace():  # "name value": flags only
+        return None
+    value_span = _flag_value(text, match) if sep.isspace() else match.span("value")
+    if value_span is None:
+        return None
+    if not _secret_name(text[start : match.end("name")]):  # cached: a text repeats its names
+        return None
+    if text[start : match.end("name")] == "secret" and _ADJECTIVE_BEFORE.search(text, max(0, start - 20), start):
+        return None  # "they do not have to be secret: they are …": the adjective, naming no secret
+    if (
+        sep.strip(" \t") == ":"
+        and "i" in text[max(0, start - 12) : start]
+        and _CONDITION_BEFORE.search(text, max(0, start - 12), start)
+    ):
+        return None  # Python's "if not token: raise …": a condition, its statement no value
+    value_start, value_end = value_span
+    if "<" in text[value_start : value_start + 4] and _BRACKETED_AT.match(text, value_start):
+        return None  # "password: <your password>": a placeholder to fill in
+    if text[value_start] in "<`" and _substituted(text, value_start):
+        return None  # "password: <%= ENV['X'] %>", "TOKEN=`cat token.txt`": what a template or a shell puts there
+    if text[value_start] in "&!" and sep.strip(" \t").endswith(":"):
+        if (tagged := _yaml_tagged_value(text, value_start)) is None:
+            return None
+        value_start, value_end = tagged
+    elif text[value_start] == "&":
+        return None  # no YAML: a shell's "&"
+    line_end = len(text)
+    if escaped and (depth := _line_depth(text, start)) > 1:
+        # JSON escaped twice over: the value ends at its line's break, which a bare word reads past
+        line_end = found.start() if (found := _escaped(depth)[0].search(text, value_start)) else line_end
+        if line_end <= value_start:
+            return None  # nothing on the key's line: the value is below (_mask_next_line_values)
+        value_end = min(value_end, line_end)
+    return value_start, value_end, line_end
+
+
+def _flag_value(text: str, match: re.Match[str]) -> tuple[int, int] | None:
+    """The value of a flag given after a space (``--password x``): None when the next word is none."""
+    value_span = match.span("value")
+    if text.startswith("<<<", value_span[0]):
+        # "--with-token <<< x": a here-string, its word the flag's value; "<<<" was masked and x kept
+        here = _HERE_STRING.match(text, value_span[0])
+        return None if here is None else here.span("value")
+    if text[match.start("value") : match.end("value")] in _OPERATORS:
+        return None  # "--password | tee", "| --password | The password to use |": no value but a bar
+    if text[value_span[0]] == "-" and _FLAG_WORD.fullmatch(text, *value_span):
+        return None  # "--secret --force": the next option, no value ("--force" was masked, and a value after it kept)
+    return value_span
+
+
+def _yaml_tagged_value(text: str, value_start: int) -> tuple[int, int] | None:
+    """YAML: an anchor and a tag come before the value (secret: &pw !!str x); they were masked as the
+    value, or an anchor ended the search, and the value stayed. None: no value on the line (it is
+    below: _mask_next_line_values), or a tag that names a secret kept elsewhere."""
+    found = _YAML_PROPERTIES.match(text, value_start)
+    if found is None or (value := _VALUE_AT.match(text, found.end())) is None:
+        return None
+    tags = re.findall(r"!([^\s\"',;!]*)", found.group().lower())
+    if text[value.start()] not in "|>" and not _REFERENCE_TAGS.isdisjoint(tags):
+        return None  # the name of a secret kept elsewhere (password: !secret db_password)
+    return value.span()
+
+
+def _shell_default_masks(text: str, value_start: int, value_end: int) -> _Masks | None:
+    """A shell's default, ${DB_PASSWORD:-x}: the operator and the closing brace stay (${X:?message}: no value)."""
+    inner = text[value_start:value_end]
+    default = inner[: inner.find("}")] if "}" in inner else inner
+    op = default[:1] if default[:1] in "-=?+" else ""
+    if op == "?" or _holds_no_secret("", default[len(op) :]):
+        return None
+    return [(value_start + len(op), value_start + len(default), MASK)], value_start + len(default)
+
+
+def _triple_quoted_masks(text: str, value_start: int, triple: str) -> _Masks | None:
+    """Python's triple quotes, read as an empty string and then the value: masked to the closing ones."""
+    close = text.find(triple, value_start + 3, value_start + 4096)
+    line_end = text.find("\n", value_start)
+    inner_end = close if close >= 0 else len(text) if line_end < 0 else line_end  # unclosed: its line
+    if inner_end <= value_start + 3:
+        return None  # empty
+    value_end = inner_end + 3 if close >= 0 else inner_end
+    return [(value_start, value_end, f"{triple}{MASK}{triple if close >= 0 else ''}")], value_end
+
+
+def _value_masks(
+    text: str,
+    match: re.Match[str],
+    start: int,
+    sep: str,
+    value_start: int,
+    value_end: int,
+    line_end: int,
+    *,
+    escaped: bool,
+    fences: _Fences,
+) -> _Masks | None:
+    """The masks of any other value: unquoted or quoted, its line's rest, a YAML block, the lines
+    indented under its key. Read past (None, or no masks and the search on after the value) when it
+    holds no secret: a template's expression, which secret is meant, a field's name, prose."""
+    if text[value_start] == "[" and (listed := _ONE_LISTED.match(text, value_start)) is not None:
+        value_start, value_end = listed.span("value")  # password: ['x'], a list of one: its string
+    opening, bare, closing = _unquote(text[value_start:value_end])
+    if sep.strip() == "<-" and not opening:
+        return None  # R's password <- "x"; Haskell's "password <- getLine" binds a result, no value
+    if not opening and len(bare) > 2 and bare[0] == bare[-1] == "`":
+        if _CODE_VALUE_AT.match(bare, 1):
+            return None  # "token: `get_token()` may refresh": code named, as unquoted
+        opening, bare, closing = "`", bare[1:-1], "`"  # PASSWORD = `x`: Markdown's code, its backticks kept
+    if _holds_no_secret(opening, bare):
+        if bare[:1] in "{<%" and _TEMPLATE_VALUE.fullmatch(bare):
+            return (
+                [],
+                value_end,
+            )  # a template's expression whole: "{{resolve:secretsmanager:MySecret:…}}" names no value
+        return None
+    name = text[start : match.end("name")]
+    if _names_a_stored_secret(name, bare):
+        # AWS's SecretId='prod/db', --secret-id prod/db: which secret, not its value; the search goes on
+        # after it, an ARN's "secret:prod/db" whole: no name and value inside it
+        return [], value_end
+    if closing == "'" and (goes_on := _SHELL_QUOTES_GO_ON.match(text, value_end)) is not None:
+        value_end = goes_on.end()  # 'it'\''s': a quote inside a shell's single-quoted value
+    if (
+        not opening
+        and text.startswith("&", value_end)
+        and _starts_line(text, start)
+        and (text[start - 1 : start] != '"' or name.isupper())
+        and (goes_on := _QUERY_GOES_ON.match(text, value_end)) is not None
+    ):
+        # "PASSWORD=abc&def=1" on a line of its own: a .env value, which python-dotenv reads whole (the
+        # "&def=" a query string's next parameter only in a URL or a body, where the name follows "?", "&",
+        # or a quote: curl -d "password=x&user=bob"; a JSON string's NAME=x in capitals is a .env line's)
+        value_end = goes_on.end()
+        bare += text[value_start + len(bare) : value_end]
+    if not opening and (block := _yaml_block(text, start, value_start, escaped=escaped)) is not None:
+        # "password: |": the secret is on the lines below, the indicator is none.
+        line_end, block_end, indent, line_break = block
+        return [(line_end, block_end, f"{line_break}{indent}{MASK}")], block_end
+    words: list[str] = []
+    whole = chosen = took_more = False  # whole: the value is its line's rest, a YAML plain scalar may go on below
+    if not opening and (judged := _judged_to_line_end(text, start, sep, value_end, name, fences)):
+        chosen = _chosen_by_a_person(name)
+        more = _MORE_WORDS.match(text, value_end, line_end)
+        more_end = more.end() if more else value_end
+        if more and judged == "prose" and (stop := _SENTENCE_END.search(text, value_start, more_end)):
+            more_end = max(value_end, stop.end())  # "password: hunter2. Then log in.": a sentence ends it
+            more = more if more_end > value_end else None
+        words = text[value_start:more_end].split()
+        whole = not more or _is_one_value(words, chosen=chosen, name=name)
+        took_more = bool(more and whole)
+        if took_more:
+            value_end = more_end
+        elif more and words[0].lower() in _POINTERS:
+            return None  # "password: see 1Password": where the secret is, none of it
+    if (
+        not took_more
+        and ((first := bare.lower()) in _FIELD_NAMES or (first in _DETERMINERS and not _chosen_by_a_person(name)))
+        and _PROSE_AFTER.match(text, value_end)
+    ):
+        return None  # "Credentials: username `admin`": a field's name; "token: the key both ends share": prose
+    masks = [(value_start, value_end, f"{opening}{MASK}{closing}")]
+    if opening in ("'", '"') and not closing and sep.strip(" \t") == ":" and _starts_line(text, start):
+        # "password: 'correct\n  horse battery'": a YAML quoted scalar goes on to its quote
+        masks += [(below, end, MASK) for below, end in _quoted_lines(text, start, value_end, opening, escaped=escaped)]
+    if whole and sep.strip(" \t") == ":":
+        # "password: correct\n  horse battery": the lines indented under the key are the value's
+        below_lines = _continued(text, start, value_end, name=name, words=words, chosen=chosen, escaped=escaped)
+        masks += [(below, end, f"{quote}{MASK}{unquote}") for below, end, quote, unquote in below_lines]
+    return masks, masks[-1][1]
 
 
 # What a template or a shell puts in a value's place, unquoted: ERB's <%= … %>, a command's output in
