@@ -6,7 +6,9 @@ with the reranker's pool (k = pool, as bench/quality_ablation.py asks). Per stag
 pipeline's own ``RecallResult.timings_ms``) it reports the share of the time, p50 and p95, in
 CPU time of the asking thread (``--clock cpu``, the default: the machine is shared, wall time
 is noisy) or wall time; the slowest queries with their slowest stage; and with ``--profile``
-the functions cProfile finds the most time in.
+the functions cProfile finds the most time in. ``--statements`` counts the SQL statements each
+timed ask runs on the store's connection (an ``sqlite3`` trace callback, so its times are not
+comparable with a run without it): their p50 and max per ask, and the most run, by text.
 
 The digest is every query's ranked notes with their scores (repr of the floats, so "the same"
 means bit for bit), per set: ``--save FILE`` writes it, ``--check FILE`` exits 1 naming the
@@ -29,6 +31,7 @@ set the median over rounds of each tree's p50 and p95 CPU time per ask, their ra
 from __future__ import annotations
 
 import argparse
+import collections
 import cProfile
 import hashlib
 import io
@@ -127,6 +130,10 @@ def run_set(name: str, args, profiler: cProfile.Profile | Sampler | None) -> dic
     digest: dict[str, list] = {}
     per_query: list[dict] = []
     real_time = pipeline.time
+    statements: collections.Counter[str] = collections.Counter()
+    per_ask: list[int] = []
+    if args.statements:
+        recaller.store.conn.set_trace_callback(lambda sql: statements.update((" ".join(sql.split())[:90],)))
     try:
         for q in queries:  # warm: the model, the names, the link graph, each query's vector
             digest[q.id] = answer_digest(recaller.ask(q.query, DEFAULT_MODE, wide))
@@ -136,9 +143,11 @@ def run_set(name: str, args, profiler: cProfile.Profile | Sampler | None) -> dic
             for q in queries:
                 if profiler is not None:
                     profiler.enable()
+                ran = statements.total()
                 started = clock()
                 result = recaller.ask(q.query, DEFAULT_MODE, wide)
                 total = (clock() - started) * 1000
+                per_ask.append(statements.total() - ran)
                 if profiler is not None:
                     profiler.disable()
                 if answer_digest(result) != digest[q.id]:
@@ -148,8 +157,12 @@ def run_set(name: str, args, profiler: cProfile.Profile | Sampler | None) -> dic
                 per_query.append({"id": q.id, "query": q.query, "total": total, "stages": stages})
     finally:
         pipeline.time = real_time
+        recaller.store.conn.set_trace_callback(None)
         recaller.close()
-    return {"set": name, "queries": len(queries), "digest": digest, "per_query": per_query}
+    out = {"set": name, "queries": len(queries), "digest": digest, "per_query": per_query}
+    if args.statements:
+        out["statements"] = {"per_ask": per_ask, "most": statements.most_common(args.statements)}
+    return out
 
 
 def report(out: dict, slowest: int) -> str:
@@ -176,6 +189,10 @@ def report(out: dict, slowest: int) -> str:
     for r in sorted(worst.values(), key=lambda r: -r["total"])[:slowest]:
         stage = max(r["stages"], key=r["stages"].get)
         lines.append(f"    {r['total']:7.1f} ms  {stage} {r['stages'][stage]:.1f} ms  {r['id']}: {r['query'][:60]!r}")
+    if "statements" in out:
+        counts, asks = out["statements"]["per_ask"], max(1, len(rows))
+        lines.append(f"  SQL statements per ask: p50 {pct(counts, 50)}, max {max(counts)}; the most run, per ask:")
+        lines += [f"    {n / asks:7.1f}  {sql}" for sql, n in out["statements"]["most"]]
     return "\n".join(lines)
 
 
@@ -229,6 +246,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="print cProfile's N costliest functions")
     parser.add_argument(
         "--sample", type=int, default=0, metavar="N", help="print the N functions most CPU samples fall in"
+    )
+    parser.add_argument(
+        "--statements", type=int, default=0, metavar="N", help="count SQL statements per ask; print the N most run"
     )
     parser.add_argument("--save", metavar="FILE", help="write the answers' digest to FILE (JSON)")
     parser.add_argument("--check", metavar="FILE", help="exit 1 if an answer differs from FILE's digest")

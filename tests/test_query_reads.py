@@ -1,7 +1,8 @@
-"""One query reads each chunk's row and each note's chunk vectors once (``IndexStore.one_query``).
+"""One query reads each chunk's row once, and the queries of one state of the index each
+note's chunk vectors once (``IndexStore.one_query``).
 
 The lanes of one query show and score many of the same notes; within a query the store
-answers a repeated read from what it read, and a new query reads afresh.
+answers a repeated read from what it read, and a new query reads the rows afresh.
 """
 
 from __future__ import annotations
@@ -73,20 +74,24 @@ def _results(result) -> list[tuple[str, int, float]]:
 def test_one_query_reads_each_chunk_and_note_once_and_answers_alike(vault, monkeypatch):
     reads = _Reads(monkeypatch)
     recaller = open_recaller(vault, update=False)
+    vectors: Counter[int] = Counter()  # the notes' vectors read by the queries of this state
     try:
         for query in ("harbour cranes in winter storms", "tide tables", "what does the storm log say"):
             reads.clear()
             once = recaller.ask(query, "hybrid+ppr", SETTINGS)
-            assert reads.chunks and reads.notes, "the lanes read chunks and vectors"
+            assert reads.chunks, "the lanes read chunks"
             assert max(reads.chunks.values()) == 1, reads.chunks
-            assert max(reads.notes.values()) == 1, reads.notes
+            vectors.update(reads.notes)
+            assert max(vectors.values()) == 1, vectors
             with monkeypatch.context() as m:  # the same query with every read made afresh
                 m.setattr(IndexStore, "one_query", lambda store: contextlib.nullcontext())
                 reads.clear()
                 afresh = recaller.ask(query, "hybrid+ppr", SETTINGS)
                 assert max(reads.chunks.values()) > 1  # what the memo spares
+                assert max(reads.notes.values()) > 1
             assert _results(once) == _results(afresh)
             assert [c.text for c in once.results] == [c.text for c in afresh.results]
+        assert vectors, "the lanes read vectors"
     finally:
         recaller.close()
 
@@ -135,17 +140,6 @@ def test_query_reads_keeps_order_and_missing_rows():
     assert reads.chunk_rows([2, 3, 1, 2], rows) == {2: "row 2", 1: "row 1"}
     assert list(reads.chunk_rows([1, 4, 3], rows)) == [1, 4]
     assert asked == [[2, 3, 1], [4]]  # each id read once, a gone one too
-
-    vectors_asked: list[list[int]] = []
-
-    def vectors(note_ids: list[int]) -> list[tuple[int, int, bytes]]:
-        vectors_asked.append(note_ids)
-        table = {7: [(70, 7, b"a"), (71, 7, b"b")], 8: [(80, 8, b"c")]}
-        return [row for n in sorted(note_ids) for row in table.get(n, [])]
-
-    assert reads.note_chunk_codes([8, 7, 9], vectors) == [(80, 8, b"c"), (70, 7, b"a"), (71, 7, b"b")]
-    assert reads.note_chunk_codes([7, 9], vectors) == [(70, 7, b"a"), (71, 7, b"b")]
-    assert vectors_asked == [[8, 7, 9]]
 
 
 def test_a_query_decodes_each_lanes_vectors_at_once(vault, monkeypatch):
@@ -268,6 +262,17 @@ def test_state_reads_keep_order_and_missing_rows():
     assert reads.out_degrees([6, 5, 7], degrees) == {6: 2, 7: 2}
     assert degrees_asked == [[5, 6], [7]]
 
+    vectors_asked: list[list[int]] = []
+
+    def vectors(note_ids: list[int]) -> list[tuple[int, int, bytes]]:
+        vectors_asked.append(note_ids)
+        table = {7: [(70, 7, b"a"), (71, 7, b"b")], 8: [(80, 8, b"c")]}
+        return [row for n in sorted(note_ids) for row in table.get(n, [])]
+
+    assert reads.note_chunk_codes([8, 7, 9, 8], vectors) == [(80, 8, b"c"), (70, 7, b"a"), (71, 7, b"b")]
+    assert reads.note_chunk_codes([7, 9], vectors) == [(70, 7, b"a"), (71, 7, b"b")]
+    assert vectors_asked == [[8, 7, 9]]  # each note read once, one without chunks too
+
 
 def test_state_reads_start_again_past_their_limit(monkeypatch):
     monkeypatch.setattr(StateReads, "LIMIT", 4)
@@ -285,3 +290,43 @@ def test_state_reads_start_again_past_their_limit(monkeypatch):
     assert asked == [[1, 2, 3], [4], [5, 1]]
     assert reads.out_degrees(list(range(6)), note_ids) == {i: i * 10 for i in range(1, 6)}
     assert len(reads._degree) == 6  # one query's notes are all held, however many
+
+
+def test_state_reads_vectors_start_again_past_their_limit(monkeypatch):
+    monkeypatch.setattr(StateReads, "CODES_LIMIT", 4)
+    reads = StateReads()
+    asked: list[list[int]] = []
+
+    def vectors(note_ids: list[int]) -> list[tuple[int, int, bytes]]:  # note n has n chunks
+        asked.append(note_ids)
+        return [(10 * n + i, n, b"v") for n in sorted(note_ids) for i in range(n)]
+
+    assert len(reads.note_chunk_codes([1, 2], vectors)) == 3
+    assert len(reads.note_chunk_codes([2, 1], vectors)) == 3  # held
+    assert [r[0] for r in reads.note_chunk_codes([2, 3], vectors)] == [20, 21, 30, 31, 32]  # 6 rows: started again
+    assert sorted(reads._codes) == [2, 3] and reads._codes_held == 5  # this call's notes, as held or read
+    assert asked == [[1, 2], [3]]
+    assert len(reads.note_chunk_codes([1], vectors)) == 1
+    assert sorted(reads._codes) == [1] and reads._codes_held == 1
+    assert asked == [[1, 2], [3], [1]]
+
+
+def test_a_note_changed_between_two_asks_is_answered_as_it_now_is(vault, monkeypatch):
+    """The vectors held across queries are of one state of the index: a note indexed again
+    between two asks of one process is scored by its new chunks, as when nothing is held."""
+    query = "tide tables of the harbour"
+    recaller = open_recaller(vault, update=False)
+    try:
+        before = recaller.ask(query, "hybrid+ppr", SETTINGS)
+        assert "Tide Tables.md" in [c.path for c in before.results]
+        write(vault, "Tide Tables.md", "# Tide Tables\n\nRewritten: the harbour's tide tables for spring.\n")
+        index_vault(vault, progress=False)  # another connection's commit: the note's chunks are new
+        after = recaller.ask(query, "hybrid+ppr", SETTINGS)
+        with monkeypatch.context() as m:  # the same ask with nothing held from one query to the next
+            m.setattr(IndexStore, "one_query", lambda store: contextlib.nullcontext())
+            expected = recaller.ask(query, "hybrid+ppr", SETTINGS)
+    finally:
+        recaller.close()
+    assert _results(after) == _results(expected)
+    assert [c.text for c in after.results] == [c.text for c in expected.results]
+    assert _results(after) != _results(before)

@@ -3,12 +3,15 @@
 Each lane shows its notes by a chunk (``chunk_rows``) and scores notes by their best chunk for
 the query (``note_chunk_codes``), and the lanes' notes overlap: on the 13th-age SRD a query
 asked for 500 chunk rows of 270 chunks and the vectors of 180 notes, 130 of them distinct.
-This memo holds them for the one query; no SQL here, the store's readers fill it.
+``QueryReads`` holds the rows for the one query; ``StateReads`` the vectors, each chunk's note
+and each note's out-degree for as long as the index is unchanged. No SQL here, the store's
+readers fill them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import chain
 from typing import Any, Generic, TypeVar
 
 Row = TypeVar("Row")
@@ -16,11 +19,10 @@ VectorRow = tuple[int, int, bytes]  # (chunk id, note id, vector as stored)
 
 
 class QueryReads(Generic[Row]):
-    """Chunk rows by chunk id and chunk vectors (as stored) by note id, as first read in this query."""
+    """Chunk rows by chunk id, as first read in this query."""
 
     def __init__(self) -> None:
         self._rows: dict[int, Row | None] = {}  # None: no such chunk (deleted since a lane saw it)
-        self._vectors: dict[int, list[VectorRow]] = {}  # note id → its chunks' rows, as read
 
     def chunk_rows(self, chunk_ids: Sequence[int], read: Callable[[list[int]], dict[int, Row]]) -> dict[int, Row]:
         """``read``'s answer for ``chunk_ids``, reading only the chunks not read before."""
@@ -36,20 +38,6 @@ class QueryReads(Generic[Row]):
                 out[chunk_id] = row
         return out
 
-    def note_chunk_codes(
-        self, note_ids: Sequence[int], read: Callable[[list[int]], list[VectorRow]]
-    ) -> list[VectorRow]:
-        """``read``'s rows for ``note_ids``, note by note, each note's rows in the order read;
-        only the notes not read before are read."""
-        wanted = list(dict.fromkeys(note_ids))
-        missing = [n for n in wanted if n not in self._vectors]
-        if missing:
-            for note_id in missing:
-                self._vectors[note_id] = []
-            for row in read(missing):
-                self._vectors[row[1]].append(row)
-        return [row for note_id in wanted for row in self._vectors[note_id]]
-
 
 class StateReads:
     """Each chunk's note and each note's out-degree, as first read in this state of the index.
@@ -61,13 +49,22 @@ class StateReads:
     no entry outlives the state it was read from; it holds only what was asked, so it costs no
     read up front. A map of every chunk would be 53 MB at 500,000 chunks (100,000 notes):
     one that reaches ``LIMIT`` entries starts again empty (~21 MB at most).
+
+    The notes' chunk vectors as stored, which every lane scores its notes by, were the largest
+    spot of a warm ask (16% of its CPU on the 13th-age SRD and vaultofknowledge): each read of
+    a chunk's 386-byte vector walks its row, text and all. Held, they are ~600 bytes a chunk:
+    past ``CODES_LIMIT`` chunks (~24 MB; a 100,000-note vault has ~500,000) they start again,
+    holding the notes of the call that passed it.
     """
 
     LIMIT = 200_000
+    CODES_LIMIT = 40_000
 
     def __init__(self) -> None:
         self._note_of: dict[int, int | None] = {}  # None: no such chunk
         self._degree: dict[int, int] = {}  # 0: no link to another note
+        self._codes: dict[int, list[VectorRow]] = {}  # note id → its chunks' rows, as read
+        self._codes_held = 0  # rows in ``_codes``
 
     def chunk_note_ids(self, chunk_ids: Sequence[int], read: Callable[[list[int]], dict[int, int]]) -> dict[int, int]:
         """``read``'s answer for ``chunk_ids``, reading only the chunks not read before."""
@@ -86,6 +83,28 @@ class StateReads:
         degree = self._degree
         _read_missing(degree, note_ids, read, 0, self.LIMIT)
         return {n: d for n in note_ids if (d := degree[n])}
+
+    def note_chunk_codes(
+        self, note_ids: Sequence[int], read: Callable[[list[int]], list[VectorRow]]
+    ) -> list[VectorRow]:
+        """``read``'s rows for ``note_ids``, note by note, each note's rows in the order read;
+        only the notes not read before are read."""
+        held = self._codes
+        wanted = list(dict.fromkeys(note_ids))
+        missing = [n for n in wanted if n not in held]
+        if missing:
+            rows = read(missing)
+            if self._codes_held + len(rows) > self.CODES_LIMIT:
+                kept = {n: held[n] for n in wanted if n in held}
+                held.clear()
+                held.update(kept)
+                self._codes_held = sum(map(len, kept.values()))
+            for note_id in missing:
+                held[note_id] = []
+            for row in rows:
+                held[row[1]].append(row)
+            self._codes_held += len(rows)
+        return list(chain.from_iterable(map(held.__getitem__, wanted)))
 
 
 def _read_missing(

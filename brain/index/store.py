@@ -208,11 +208,11 @@ class IndexStore(LexicalStore, HistoryStore):
 
     @contextmanager
     def one_query(self) -> Iterator[None]:
-        """Within it, each chunk's row and each note's chunk vectors are read once
-        (``query_reads``): the lanes of one query ask for many of the same. Re-entered, the
-        outer one holds; what it read is dropped as it ends, so another query reads afresh.
-        Each chunk's note and each note's out-degree are read once while the database is
-        unchanged (``StateReads``), across queries."""
+        """Within it, each chunk's row is read once (``query_reads``): the lanes of one query
+        ask for many of the same. Re-entered, the outer one holds; what it read is dropped as
+        it ends, so another query reads afresh. Each note's chunk vectors, each chunk's note and
+        each note's out-degree are read once while the database is unchanged (``StateReads``),
+        across queries."""
         if self._query_reads is not None:
             yield
             return
@@ -1112,8 +1112,8 @@ class IndexStore(LexicalStore, HistoryStore):
     def note_chunk_codes(self, note_ids: Sequence[int]) -> list[tuple[int, int, bytes]]:
         """(chunk id, note id, vector as stored: ``vector_blobs``) of every chunk of these notes:
         what a lane decodes at once into one matrix (``vector_blobs.decode_array``)."""
-        if self._query_reads is not None:
-            return self._query_reads.note_chunk_codes(note_ids, self._read_note_chunk_codes)
+        if self._state_reads is not None:
+            return self._state_reads.note_chunk_codes(note_ids, self._read_note_chunk_codes)
         return self._read_note_chunk_codes(note_ids)
 
     def _read_note_chunk_codes(self, note_ids: Sequence[int]) -> list[tuple[int, int, bytes]]:
