@@ -1,8 +1,9 @@
-"""One query reads each chunk's row once, and the queries of one state of the index each
-note's chunk vectors once (``IndexStore.one_query``).
+"""The queries of one state of the index read each chunk's row and each note's chunk vectors
+once (``IndexStore.one_query``).
 
-The lanes of one query show and score many of the same notes; within a query the store
-answers a repeated read from what it read, and a new query reads the rows afresh.
+The lanes of one query show and score many of the same notes, and a warm process's queries
+many of the same again: while the index is unchanged the store answers a repeated read from
+what it read, and once it changed it reads afresh.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from conftest import write
 
 from brain.index.files import INDEX_FILE
 from brain.index.indexer import index_vault
-from brain.index.query_reads import QueryReads, StateReads
+from brain.index.query_reads import StateReads
 from brain.index.store import IndexStore
 from brain.recall.opening import open_recaller
 from brain.recall.types import RecallSettings
@@ -74,14 +75,15 @@ def _results(result) -> list[tuple[str, int, float]]:
 def test_one_query_reads_each_chunk_and_note_once_and_answers_alike(vault, monkeypatch):
     reads = _Reads(monkeypatch)
     recaller = open_recaller(vault, update=False)
-    vectors: Counter[int] = Counter()  # the notes' vectors read by the queries of this state
+    chunks: Counter[int] = Counter()  # the chunks' rows read by the queries of this state
+    vectors: Counter[int] = Counter()  # the notes' vectors read by them
     try:
         for query in ("harbour cranes in winter storms", "tide tables", "what does the storm log say"):
             reads.clear()
             once = recaller.ask(query, "hybrid+ppr", SETTINGS)
-            assert reads.chunks, "the lanes read chunks"
-            assert max(reads.chunks.values()) == 1, reads.chunks
+            chunks.update(reads.chunks)
             vectors.update(reads.notes)
+            assert max(chunks.values()) == 1, chunks
             assert max(vectors.values()) == 1, vectors
             with monkeypatch.context() as m:  # the same query with every read made afresh
                 m.setattr(IndexStore, "one_query", lambda store: contextlib.nullcontext())
@@ -91,7 +93,7 @@ def test_one_query_reads_each_chunk_and_note_once_and_answers_alike(vault, monke
                 assert max(reads.notes.values()) > 1
             assert _results(once) == _results(afresh)
             assert [c.text for c in once.results] == [c.text for c in afresh.results]
-        assert vectors, "the lanes read vectors"
+        assert chunks and vectors, "the lanes read chunks and vectors"
     finally:
         recaller.close()
 
@@ -129,8 +131,8 @@ def test_a_past_view_reads_through_the_stores_memo(vault, monkeypatch):
         recaller.close()
 
 
-def test_query_reads_keeps_order_and_missing_rows():
-    reads: QueryReads[str] = QueryReads()
+def test_state_reads_keep_the_order_of_rows_and_missing_rows():
+    reads: StateReads[str] = StateReads()
     asked: list[list[int]] = []
 
     def rows(ids: list[int]) -> dict[int, str]:
@@ -241,7 +243,7 @@ def test_queries_of_one_state_read_each_chunks_note_and_out_degree_once(vault, m
 
 
 def test_state_reads_keep_order_and_missing_rows():
-    reads = StateReads()
+    reads: StateReads[str] = StateReads()
     asked: list[list[int]] = []
 
     def note_ids(ids: list[int]) -> dict[int, int]:
@@ -290,6 +292,22 @@ def test_state_reads_start_again_past_their_limit(monkeypatch):
     assert asked == [[1, 2, 3], [4], [5, 1]]
     assert reads.out_degrees(list(range(6)), note_ids) == {i: i * 10 for i in range(1, 6)}
     assert len(reads._degree) == 6  # one query's notes are all held, however many
+
+
+def test_state_reads_rows_start_again_past_their_limit(monkeypatch):
+    monkeypatch.setattr(StateReads, "ROWS_LIMIT", 3)
+    reads: StateReads[str] = StateReads()
+    asked: list[list[int]] = []
+
+    def rows(ids: list[int]) -> dict[int, str]:
+        asked.append(ids)
+        return {i: f"row {i}" for i in ids}
+
+    assert reads.chunk_rows([1, 2], rows) == {1: "row 1", 2: "row 2"}
+    assert reads.chunk_rows([2, 3], rows) == {2: "row 2", 3: "row 3"}  # 3 entries: held
+    assert reads.chunk_rows([4, 1], rows) == {4: "row 4", 1: "row 1"}  # 4: started again
+    assert sorted(reads._rows) == [1, 4]
+    assert asked == [[1, 2], [3], [4, 1]]
 
 
 def test_state_reads_vectors_start_again_past_their_limit(monkeypatch):

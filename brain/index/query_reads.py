@@ -1,11 +1,10 @@
-"""What the lanes of one query read of the same chunks, read once (``IndexStore.one_query``).
+"""What the queries of one state of the index read of the same chunks, read once
+(``IndexStore.one_query``).
 
 Each lane shows its notes by a chunk (``chunk_rows``) and scores notes by their best chunk for
 the query (``note_chunk_codes``), and the lanes' notes overlap: on the 13th-age SRD a query
-asked for 500 chunk rows of 270 chunks and the vectors of 180 notes, 130 of them distinct.
-``QueryReads`` holds the rows for the one query; ``StateReads`` the vectors, each chunk's note
-and each note's out-degree for as long as the index is unchanged. No SQL here, the store's
-readers fill them.
+asked for 500 chunk rows of 270 chunks and the vectors of 180 notes, 130 of them distinct; and
+a warm process's queries ask for many of the same again. No SQL here, the store's readers fill it.
 """
 
 from __future__ import annotations
@@ -18,29 +17,9 @@ Row = TypeVar("Row")
 VectorRow = tuple[int, int, bytes]  # (chunk id, note id, vector as stored)
 
 
-class QueryReads(Generic[Row]):
-    """Chunk rows by chunk id, as first read in this query."""
-
-    def __init__(self) -> None:
-        self._rows: dict[int, Row | None] = {}  # None: no such chunk (deleted since a lane saw it)
-
-    def chunk_rows(self, chunk_ids: Sequence[int], read: Callable[[list[int]], dict[int, Row]]) -> dict[int, Row]:
-        """``read``'s answer for ``chunk_ids``, reading only the chunks not read before."""
-        missing = [c for c in dict.fromkeys(chunk_ids) if c not in self._rows]
-        if missing:
-            found = read(missing)
-            for chunk_id in missing:
-                self._rows[chunk_id] = found.get(chunk_id)
-        out: dict[int, Row] = {}
-        for chunk_id in chunk_ids:
-            row = self._rows[chunk_id]
-            if row is not None:
-                out[chunk_id] = row
-        return out
-
-
-class StateReads:
-    """Each chunk's note and each note's out-degree, as first read in this state of the index.
+class StateReads(Generic[Row]):
+    """Chunk rows, each note's chunk vectors (as stored), each chunk's note and each note's
+    out-degree, as first read in this state of the index.
 
     A warm process (``brain serve``'s snapshot, ``brain mcp``, an in-process Recaller) asks
     hundreds of queries of one state, and each asks again which notes ~500 chunks are of and
@@ -54,17 +33,32 @@ class StateReads:
     spot of a warm ask (16% of its CPU on the 13th-age SRD and vaultofknowledge): each read of
     a chunk's 386-byte vector walks its row, text and all. Held, they are ~600 bytes a chunk:
     past ``CODES_LIMIT`` chunks (~24 MB; a 100,000-note vault has ~500,000) they start again,
-    holding the notes of the call that passed it.
+    holding the notes of the call that passed it. The chunk rows shown (text and all, 1.5-1.9 KB
+    a chunk on the two real vaults) were read once a query; held, past ``ROWS_LIMIT`` (~19 MB)
+    they start again. All of it at most ~64 MB, whatever the vault's size.
     """
 
     LIMIT = 200_000
     CODES_LIMIT = 40_000
+    ROWS_LIMIT = 10_000
 
     def __init__(self) -> None:
         self._note_of: dict[int, int | None] = {}  # None: no such chunk
         self._degree: dict[int, int] = {}  # 0: no link to another note
         self._codes: dict[int, list[VectorRow]] = {}  # note id → its chunks' rows, as read
         self._codes_held = 0  # rows in ``_codes``
+        self._rows: dict[int, Row | None] = {}  # None: no such chunk
+
+    def chunk_rows(self, chunk_ids: Sequence[int], read: Callable[[list[int]], dict[int, Row]]) -> dict[int, Row]:
+        """``read``'s answer for ``chunk_ids``, reading only the chunks not read before."""
+        rows = self._rows
+        _read_missing(rows, chunk_ids, read, None, self.ROWS_LIMIT)
+        out: dict[int, Row] = {}
+        for chunk_id in chunk_ids:
+            row = rows[chunk_id]
+            if row is not None:
+                out[chunk_id] = row
+        return out
 
     def chunk_note_ids(self, chunk_ids: Sequence[int], read: Callable[[list[int]], dict[int, int]]) -> dict[int, int]:
         """``read``'s answer for ``chunk_ids``, reading only the chunks not read before."""
@@ -108,7 +102,7 @@ class StateReads:
 
 
 def _read_missing(
-    held: dict[int, Any], keys: Sequence[int], read: Callable[[list[int]], dict[int, int]], absent: Any, limit: int
+    held: dict[int, Any], keys: Sequence[int], read: Callable[[list[int]], dict[int, Any]], absent: Any, limit: int
 ) -> None:
     """Put into ``held`` ``read``'s answer for the ``keys`` it does not hold (``absent`` for a key
     the answer lacks); past ``limit`` entries it starts again empty, holding this call's keys."""

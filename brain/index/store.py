@@ -50,7 +50,7 @@ from .history_store import (  # what both use, and the names the rest of brain i
 from .history_store import EdgeRow as EdgeRow  # brain imports the rows from the store
 from .history_store import VersionRow as VersionRow
 from .lexical_store import LexicalStore
-from .query_reads import QueryReads, StateReads
+from .query_reads import StateReads
 from .scan_snapshot import Snapshot
 from .schema import (
     INDEX_MIGRATIONS,
@@ -187,8 +187,7 @@ class IndexStore(LexicalStore, HistoryStore):
         self._cache_key: tuple[int, int] | None = None
         self._written_once: set[str] | None = None  # in a ``transaction``: meta keys written once in it
         self._fts = FtsSearch(self, reader)  # the BM25 searches and their readers
-        self._query_reads: QueryReads[ChunkRow] | None = None  # inside ``one_query``
-        self._state_reads: StateReads | None = None  # inside ``one_query``: the state's, kept across queries
+        self._state_reads: StateReads[ChunkRow] | None = None  # inside ``one_query``: the state's
         # the migrations recorded when ``open`` upgraded it: one more recorded since is a newer
         # brain's upgrade under this open store (a server that outlived an upgrade)
         self._migrations_seen: int | None = None
@@ -203,27 +202,24 @@ class IndexStore(LexicalStore, HistoryStore):
         self._cache, self._cache_key = {}, None
         self._written_once = None
         self._fts = other._fts
-        self._query_reads = None
         self._state_reads = None
 
     @contextmanager
     def one_query(self) -> Iterator[None]:
-        """Within it, each chunk's row is read once (``query_reads``): the lanes of one query
-        ask for many of the same. Re-entered, the outer one holds; what it read is dropped as
-        it ends, so another query reads afresh. Each note's chunk vectors, each chunk's note and
-        each note's out-degree are read once while the database is unchanged (``StateReads``),
-        across queries."""
-        if self._query_reads is not None:
+        """Within it, each chunk's row, each note's chunk vectors, each chunk's note and each
+        note's out-degree are read once while the database is unchanged (``query_reads``), across
+        queries: the lanes of one query, and the queries of a warm process, ask for many of the
+        same. Re-entered, the outer one holds."""
+        if self._state_reads is not None:
             yield
             return
-        self._query_reads = QueryReads()
         lasting = self._unchanged_cache().setdefault("state_reads", StateReads())
         assert isinstance(lasting, StateReads)
         self._state_reads = lasting
         try:
             yield
         finally:
-            self._query_reads = self._state_reads = None
+            self._state_reads = None
 
     @contextmanager
     def read_snapshot(self) -> Iterator[None]:
@@ -1089,8 +1085,8 @@ class IndexStore(LexicalStore, HistoryStore):
 
     def chunk_rows(self, chunk_ids: Sequence[int]) -> dict[int, ChunkRow]:
         """chunk id → the chunk with its note's path, title and date."""
-        if self._query_reads is not None:
-            return self._query_reads.chunk_rows(chunk_ids, self._read_chunk_rows)
+        if self._state_reads is not None:
+            return self._state_reads.chunk_rows(chunk_ids, self._read_chunk_rows)
         return self._read_chunk_rows(chunk_ids)
 
     def _read_chunk_rows(self, chunk_ids: Sequence[int]) -> dict[int, ChunkRow]:
