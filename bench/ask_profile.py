@@ -38,6 +38,7 @@ import io
 import json
 import os
 import pstats
+import re
 import statistics
 import subprocess
 import sys
@@ -133,7 +134,7 @@ def run_set(name: str, args, profiler: cProfile.Profile | Sampler | None) -> dic
     statements: collections.Counter[str] = collections.Counter()
     per_ask: list[int] = []
     if args.statements:
-        recaller.store.conn.set_trace_callback(lambda sql: statements.update((" ".join(sql.split())[:90],)))
+        recaller.store.conn.set_trace_callback(lambda sql: statements.update((_statement(sql),)))
     try:
         for q in queries:  # warm: the model, the names, the link graph, each query's vector
             digest[q.id] = answer_digest(recaller.ask(q.query, DEFAULT_MODE, wide))
@@ -164,6 +165,12 @@ def run_set(name: str, args, profiler: cProfile.Profile | Sampler | None) -> dic
     if args.statements:
         out["statements"] = {"per_ask": per_ask, "most": statements.most_common(args.statements)}
     return out
+
+
+def _statement(sql: str) -> str:
+    """A statement as the trace gives it (its values bound in), its values and lists of them as ``?``."""
+    sql = re.sub(r"\bIN \([^()]*\)", "IN (?)", " ".join(sql.split()))
+    return re.sub(r"(?<![\w'])-?\d+(\.\d+)?\b", "?", sql)[:100]
 
 
 def report(out: dict, slowest: int) -> str:

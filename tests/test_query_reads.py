@@ -348,3 +348,44 @@ def test_a_note_changed_between_two_asks_is_answered_as_it_now_is(vault, monkeyp
     assert _results(after) == _results(expected)
     assert [c.text for c in after.results] == [c.text for c in expected.results]
     assert _results(after) != _results(before)
+
+
+def test_queries_of_one_state_read_each_notes_path_and_chunk_count_once(vault, monkeypatch):
+    """Which path and title a note has (ties, the bridge and PageRank lanes' via) and how many
+    chunks it has (the dense and PageRank lanes' discount of long notes) are read once while
+    the index is unchanged, and afresh once it changed."""
+    notes: Counter[int] = Counter()
+    counted: Counter[int] = Counter()
+    read_brief, read_counts = IndexStore._read_notes_brief, IndexStore._read_note_chunk_counts
+
+    def brief(store, note_ids):
+        notes.update(note_ids)
+        return read_brief(store, note_ids)
+
+    def counts(store, note_ids):
+        counted.update(note_ids)
+        return read_counts(store, note_ids)
+
+    monkeypatch.setattr(IndexStore, "_read_notes_brief", brief)
+    monkeypatch.setattr(IndexStore, "_read_note_chunk_counts", counts)
+    recaller = open_recaller(vault, update=False)
+    try:
+        store = recaller.store
+        note_ids = [n for (n,) in store.conn.execute("SELECT id FROM notes ORDER BY id")]
+        gone = max(note_ids) + 1
+        with store.one_query():
+            first = store.notes_brief([*note_ids, gone])
+            sizes = store.note_chunk_counts([*note_ids, gone])
+        assert sorted(first) == note_ids and sorted(sizes) == note_ids  # a note that is not there: left out
+        with store.one_query():
+            assert store.notes_brief([gone, *reversed(note_ids)]) == first
+            assert store.note_chunk_counts(note_ids) == sizes
+        assert max(notes.values()) == 1 and max(counted.values()) == 1  # nothing read again
+        store.conn.execute("UPDATE notes SET title = 'Retitled' WHERE id = ?", (note_ids[0],))
+        store.conn.execute("DELETE FROM chunks WHERE note_id = ?", (note_ids[1],))
+        with store.one_query():  # changed by this connection: read afresh
+            assert store.notes_brief([note_ids[0]])[note_ids[0]][1] == "Retitled"
+            assert note_ids[1] not in store.note_chunk_counts(note_ids)
+        store.conn.rollback()
+    finally:
+        recaller.close()

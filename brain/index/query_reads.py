@@ -31,16 +31,20 @@ class StateReads(Generic[Row]):
 
     The notes' chunk vectors as stored, which every lane scores its notes by, were the largest
     spot of a warm ask (16% of its CPU on the 13th-age SRD and vaultofknowledge): each read of
-    a chunk's 386-byte vector walks its row, text and all. Held, they are ~600 bytes a chunk:
-    past ``CODES_LIMIT`` chunks (~24 MB; a 100,000-note vault has ~500,000) they start again,
-    holding the notes of the call that passed it. The chunk rows shown (text and all, 1.5-1.9 KB
-    a chunk on the two real vaults) were read once a query; held, past ``ROWS_LIMIT`` (~19 MB)
-    they start again. All of it at most ~64 MB, whatever the vault's size.
+    a chunk's 386-byte vector walks its row, text and all. The chunk rows shown (text and all),
+    each note's path and title and its number of chunks were read again by every query too
+    (with the vectors, 16 of the 26 statements a warm ask ran of its own, FTS5's aside). Each
+    map starts again past its limit, holding the call that passed it: ``CODES_LIMIT`` chunks'
+    vectors (~600 bytes a chunk: ~15 MB; a 100,000-note vault has ~500,000 chunks),
+    ``ROWS_LIMIT`` rows (1.5-1.9 KB a chunk on the two real vaults: ~15 MB), ``NOTES_LIMIT``
+    notes' paths and chunk counts (~7 MB). After every query of the benchmark sets they hold
+    7 MB on the SRD (1,003 notes) and 13 MB on vaultofknowledge (2,721).
     """
 
     LIMIT = 200_000
-    CODES_LIMIT = 40_000
-    ROWS_LIMIT = 10_000
+    CODES_LIMIT = 25_000
+    ROWS_LIMIT = 8_000
+    NOTES_LIMIT = 20_000
 
     def __init__(self) -> None:
         self._note_of: dict[int, int | None] = {}  # None: no such chunk
@@ -48,6 +52,8 @@ class StateReads(Generic[Row]):
         self._codes: dict[int, list[VectorRow]] = {}  # note id → its chunks' rows, as read
         self._codes_held = 0  # rows in ``_codes``
         self._rows: dict[int, Row | None] = {}  # None: no such chunk
+        self._brief: dict[int, tuple[str, str] | None] = {}  # note id → (path, title); None: no such note
+        self._chunk_count: dict[int, int] = {}  # 0: no chunk
 
     def chunk_rows(self, chunk_ids: Sequence[int], read: Callable[[list[int]], dict[int, Row]]) -> dict[int, Row]:
         """``read``'s answer for ``chunk_ids``, reading only the chunks not read before."""
@@ -77,6 +83,21 @@ class StateReads(Generic[Row]):
         degree = self._degree
         _read_missing(degree, note_ids, read, 0, self.LIMIT)
         return {n: d for n in note_ids if (d := degree[n])}
+
+    def notes_brief(
+        self, note_ids: Sequence[int], read: Callable[[list[int]], dict[int, tuple[str, str]]]
+    ) -> dict[int, tuple[str, str]]:
+        """``read``'s answer for ``note_ids``, reading only the notes not read before."""
+        brief = self._brief
+        _read_missing(brief, note_ids, read, None, self.NOTES_LIMIT)
+        return {n: b for n in note_ids if (b := brief[n]) is not None}
+
+    def note_chunk_counts(self, note_ids: Sequence[int], read: Callable[[list[int]], dict[int, int]]) -> dict[int, int]:
+        """``read``'s answer for ``note_ids`` (the notes with a chunk), reading only the notes not
+        read before."""
+        count = self._chunk_count
+        _read_missing(count, note_ids, read, 0, self.NOTES_LIMIT)
+        return {n: c for n in note_ids if (c := count[n])}
 
     def note_chunk_codes(
         self, note_ids: Sequence[int], read: Callable[[list[int]], list[VectorRow]]

@@ -1025,6 +1025,11 @@ class IndexStore(LexicalStore, HistoryStore):
 
     def notes_brief(self, note_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
         """note id → (path, title)."""
+        if self._state_reads is not None:
+            return self._state_reads.notes_brief(note_ids, self._read_notes_brief)
+        return self._read_notes_brief(note_ids)
+
+    def _read_notes_brief(self, note_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
         out: dict[int, tuple[str, str]] = {}
         for part in _parts(note_ids):
             rows = self._tuples().execute(f"SELECT id, path, title FROM notes WHERE id IN ({_marks(part)})", part)
@@ -1074,6 +1079,11 @@ class IndexStore(LexicalStore, HistoryStore):
 
     def note_chunk_counts(self, note_ids: Sequence[int]) -> dict[int, int]:
         """note id → how many chunks it has, for the notes that have any."""
+        if self._state_reads is not None:
+            return self._state_reads.note_chunk_counts(note_ids, self._read_note_chunk_counts)
+        return self._read_note_chunk_counts(note_ids)
+
+    def _read_note_chunk_counts(self, note_ids: Sequence[int]) -> dict[int, int]:
         out: dict[int, int] = {}
         for part in _parts(note_ids):
             out.update(
