@@ -389,3 +389,29 @@ def test_queries_of_one_state_read_each_notes_path_and_chunk_count_once(vault, m
         store.conn.rollback()
     finally:
         recaller.close()
+
+
+def test_each_notes_best_row_is_the_one_a_row_by_row_pass_picks():
+    """``ChunkVectors`` picks each note's best chunk in numpy: the same rows, scores and order of
+    notes as the pass row by row, whose first of equal rows wins; rows of a note need not be
+    together (a past view adds its past chunks last), and a NaN score is read row by row."""
+    import numpy as np
+
+    from brain.recall import dense
+
+    rng = np.random.default_rng(7)
+    for trial in range(200):
+        rows = int(rng.integers(1, 40))
+        vectors = dense.ChunkVectors.__new__(dense.ChunkVectors)
+        vectors.note_ids = [int(n) for n in rng.integers(1, 9, rows)]
+        vectors.chunk_ids = list(range(100, 100 + rows))
+        # few distinct values: many ties, within a note and across notes
+        vectors.matrix = rng.integers(-2, 3, (rows, 3)).astype(np.float32) / 4
+        vector = np.array([1.0, 0.5, -0.25], dtype=np.float32)
+        if trial % 20 == 0:
+            vectors.matrix[rows // 2] = np.nan
+        scores = (vectors.matrix @ vector).tolist()
+        expected = dense._best_rows_one_by_one(vectors.note_ids, scores)
+        got = vectors._best_rows(vector)
+        assert repr(list(got.items())) == repr(list(expected.items()))  # a NaN is not == itself
+        assert all(type(row) is int and type(score) is float for row, score in got.values())
