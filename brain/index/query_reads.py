@@ -18,8 +18,8 @@ VectorRow = tuple[int, int, bytes]  # (chunk id, note id, vector as stored)
 
 
 class StateReads(Generic[Row]):
-    """Chunk rows, each note's chunk vectors (as stored), each chunk's note and each note's
-    out-degree, as first read in this state of the index.
+    """Chunk rows, each chunk's note, and each note's chunk vectors (as stored), path and
+    title, number of chunks and out-degree, as first read in this state of the index.
 
     A warm process (``brain serve``'s snapshot, ``brain mcp``, an in-process Recaller) asks
     hundreds of queries of one state, and each asks again which notes ~500 chunks are of and
@@ -37,8 +37,9 @@ class StateReads(Generic[Row]):
     map starts again past its limit, holding the call that passed it: ``CODES_LIMIT`` chunks'
     vectors (~600 bytes a chunk: ~15 MB; a 100,000-note vault has ~500,000 chunks),
     ``ROWS_LIMIT`` rows (1.5-1.9 KB a chunk on the two real vaults: ~15 MB), ``NOTES_LIMIT``
-    notes' paths and chunk counts (~7 MB). After every query of the benchmark sets they hold
-    7 MB on the SRD (1,003 notes) and 13 MB on vaultofknowledge (2,721).
+    notes' paths and chunk counts (~6 MB): with the maps above, ~57 MB at most, whatever the
+    vault's size. After every query of the benchmark sets they hold 7 MB on the SRD (1,003
+    notes) and 13 MB on vaultofknowledge (2,721).
     """
 
     LIMIT = 200_000
