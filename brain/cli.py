@@ -973,22 +973,20 @@ def note(note: str, vault: str | None, heading: str | None, max_chars: int, as_o
     if as_json:
         emit_json(data)
         return
-    header = f"{data['title']}  ({data['path']}" + (f" › {data['heading']}" if data["heading"] else "") + ")\n"
+    from .text import in_column, literal
+
+    # The header is brain's line, each of the note's fields cleaned on its own (into a pipe too:
+    # a file name holding a line break forged a line of it there), on one line.
+    heading = f" › {in_column(data['heading'])}" if data["heading"] else ""
+    header = f"{in_column(data['title'])}  ({literal(data['path'])}{heading})\n"
     if moment is not None:
         from .recall.timeline import version_line
 
         header += version_line(data, moment) + "\n"
     if _stdout_is_terminal():
-        from .text import in_column, literal
-
         # The note's own escape sequences would act on it (a title set, the clipboard written
-        # by OSC 52): shown as text, each field cleaned on its own, the header on one line.
-        heading = f" › {in_column(data['heading'])}" if data["heading"] else ""
-        click.echo(f"{in_column(data['title'])}  ({literal(data['path'])}{heading})")
-        if moment is not None:
-            click.echo(version_line(data, moment))
-        click.echo()
-        click.echo(terminal_safe(data["text"].strip("\n")))
+        # by OSC 52): shown as text.
+        click.echo(header + "\n" + terminal_safe(data["text"].strip("\n")))
     else:  # a pipe or a file gets the text as it is on disk (click.echo would drop its CSI)
         click.echo(header + "\n" + data["text"].strip("\n"), color=True)
     if data["truncated"]:
