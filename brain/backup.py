@@ -31,6 +31,7 @@ import re
 import secrets
 import shutil
 import sqlite3
+import stat
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -94,6 +95,7 @@ class Copied:
     seconds: float
     problem: str | None = None  # what SQLite's quick_check found wrong in the copy (and the source)
     left_out: bool = False  # SQLite cannot read the source as a database: not copied (problem says why)
+    not_a_file: bool = False  # left out: a FIFO, a socket, a device stands where the database should be
 
 
 @dataclass
@@ -123,10 +125,14 @@ def backup(
     started = time.perf_counter()
     dest = _destination(destination)
     home = config.brain_home().expanduser().absolute()
-    databases, files = _sources(home, vault)
+    databases, files, odd = _sources(home, vault)
     _refuse_place(dest, home, vault)
     _refuse_short_of_space(dest.parent, databases, files)
     report = BackupReport(destination=str(dest))
+    report.databases += [
+        Copied(kind, str(path), "", 0, 0.0, _not_a_file(path, kind), left_out=True, not_a_file=True)
+        for path, kind in odd
+    ]
     _remove_killed(dest)
     with _temporary_folder(dest) as temp:
         source: Path | None = None  # what is being copied, for an error to name
@@ -303,15 +309,17 @@ def _check(db: sqlite3.Connection) -> str | None:
 
 def _sources(
     home: Path, vault: str | os.PathLike[str] | None
-) -> tuple[list[tuple[Path, Path, str]], list[tuple[Path, Path]]]:
-    """The databases (source, place in the backup, kind) and other files (source, place) to copy."""
+) -> tuple[list[tuple[Path, Path, str]], list[tuple[Path, Path]], list[tuple[Path, str]]]:
+    """The databases (source, place in the backup, kind) and other files (source, place) to copy,
+    and what stands where a database should be but is no file (source, kind): left out, said."""
     databases: list[tuple[Path, Path, str]] = []
     files: list[tuple[Path, Path]] = []
+    odd: list[tuple[Path, str]] = []
     if vault not in (None, ""):
         directory = built_index_dir(resolve_vault(vault))
         databases = [(directory / INDEX_FILE, Path("vaults") / directory.name / INDEX_FILE, "index")]
         _refuse_unreadable(databases)
-        return databases, []
+        return databases, [], []
     # What this user may not read is the backup's one line, before anything is copied: passed
     # over, an index folder of mode 000 ended the look at the vaults (those after it left out
     # unsaid), a brain home of mode 000 was a traceback, and its vaults "nothing to back up"
@@ -328,7 +336,11 @@ def _sources(
                     databases.append((directory / INDEX_FILE, Path("vaults") / place / INDEX_FILE, "index"))
         ledger = config.db_path()
         with _absent_is_none():
-            if ledger.is_file() and ledger.stat().st_size > 0:
+            if ledger.exists() and not ledger.is_file():
+                # A BRAIN_DB that is a FIFO, a socket or a device was passed over unsaid, as if
+                # there were no ledger yet: the backup lacked what its user counted on it holding
+                odd.append((ledger, "ledger"))
+            elif ledger.is_file() and ledger.stat().st_size > 0:
                 databases.append((ledger, Path(LEDGER_FILE), "ledger"))
                 aside = kept_aside_dir(ledger)
                 for path in sorted(aside.rglob("*")) if aside.is_dir() else ():
@@ -342,10 +354,32 @@ def _sources(
         raise BackupError(f"{_denied(Path(exc.filename or home))}: nothing was backed up") from exc
     _refuse_unreadable(databases)
     if not databases:
+        if odd:
+            raise BackupError(f"nothing to back up: {_not_a_file(*odd[0])}; {home} holds no index")
         raise NoIndexError(
             f"nothing to back up: {home} holds no index and no ledger yet (run `brain index --vault PATH` first)"
         )
-    return databases, files
+    return databases, files, odd
+
+
+def _not_a_file(path: Path, kind: str) -> str:
+    """What stands at ``path``, where the ``kind`` database should be: "the ledger X is a FIFO, ..."."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = 0
+    what = (
+        "a folder"
+        if stat.S_ISDIR(mode)
+        else "a FIFO"
+        if stat.S_ISFIFO(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "a device"
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        else "no file"
+    )
+    return f"the {kind} {path} is {what}, not a database file"
 
 
 def _cut_swap(directory: Path) -> bool:

@@ -63,7 +63,9 @@ def backup_command(dest: str, vault: str | None, as_json: bool) -> None:
         if bar is not None:
             bar.close()
     for copied in report.databases:
-        if copied.left_out:
+        if copied.not_a_file:
+            warn(f"{copied.problem}: it is left out of the backup, the rest is in it")
+        elif copied.left_out:
             warn(
                 f"{copied.source} is not a sound SQLite database ({copied.problem}): it is left out of the "
                 "backup, the rest is in it; see `brain status`"

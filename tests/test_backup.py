@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import stat
@@ -899,3 +900,24 @@ def test_a_dest_on_no_disk_at_all_is_cannot_write_there_not_no_space(brain_home)
     assert code == 1 and out.count("\n") == 1 and "Traceback" not in out, out
     assert "cannot write the backup in /proc" in out and "not on a disk" in out, out
     assert "MB free" not in out and "not enough space" not in out, out
+
+
+def test_a_ledger_brain_db_names_as_a_fifo_is_said_left_out(toy_vault, tmp_path, monkeypatch):
+    # BRAIN_DB at a FIFO was passed over as "no ledger yet": the backup held the indexes alone,
+    # exit 0, not a word that the ledger the user counted on was not in it
+    fifo = tmp_path / "ledger.fifo"
+    os.mkfifo(fifo)
+    monkeypatch.setenv("BRAIN_DB", str(fifo))
+    _index(toy_vault)
+    result = CliRunner().invoke(cli, ["backup", str(tmp_path / "copy")])
+    assert result.exit_code == 0, result.output  # as for an index SQLite cannot read: the rest is backed up
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert f"the ledger {fifo} is a FIFO, not a database file: it is left out of the backup" in result.stderr
+    assert "1 database" in result.stdout and not (tmp_path / "copy" / "brain.db").exists()
+    shown = CliRunner().invoke(cli, ["backup", str(tmp_path / "json"), "--json"])
+    left = [d for d in json.loads(shown.stdout)["databases"] if d["left_out"]]
+    assert [(d["kind"], d["source"], d["not_a_file"]) for d in left] == [("ledger", str(fifo), True)]
+    shutil.rmtree(config.brain_home() / "vaults")
+    with pytest.raises(BackupError, match=r"is a FIFO, not a database file; .* holds no index"):  # nothing else
+        backup(tmp_path / "alone")
+    assert not [p for p in tmp_path.iterdir() if "alone" in p.name]
