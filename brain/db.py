@@ -212,14 +212,14 @@ def _open_for_reading(path: Path, warn_newer: bool = True, upgrade: bool = True)
         ) from exc
     except OSError as exc:
         raise database_error(path, exc) from exc
-    if stat.S_ISREG(st.st_mode) and st.st_size == 0:
-        return _nothing_recorded()  # SQLite would write a whole database into it
     if not stat.S_ISREG(st.st_mode):
         raise database_error(path, sqlite3.OperationalError("not a regular file"))
     try:
-        _refuse_foreign(path)
+        _refuse_foreign(path)  # a procfs file is 0 bytes to stat and text to read: no database
     except OSError as exc:
         raise database_error(path, exc) from exc
+    if st.st_size == 0:
+        return _nothing_recorded()  # SQLite would write a whole database into it
     return _open_read_only(path, warn_newer, upgrade)
 
 
@@ -236,14 +236,24 @@ _SQLITE_HEADER = b"SQLite format 3\x00"
 
 def _refuse_foreign(path: Path) -> None:
     """Raise when ``path`` is a regular file with content that is not SQLite's: SQLite only
-    says "not a database" after brain has made it 0600 (and would never be right about it)."""
+    says "not a database" after brain has made it 0600 (and would never be right about it).
+    An empty file is read too: one of /proc or /sys (``/proc/self/status``) says 0 bytes and
+    holds text, and was "no turns recorded yet"."""
     try:
-        if not path.is_file() or path.stat().st_size == 0:
-            return
+        st = path.stat()
+    except OSError:  # not there, or not to be reached: SQLite's error says which
+        return
+    if not stat.S_ISREG(st.st_mode):
+        return
+    try:
         with path.open("rb") as handle:
             head = handle.read(len(_SQLITE_HEADER))
     except FileNotFoundError:
         return
+    except PermissionError:
+        if st.st_size == 0:  # an empty file this user may not read: nothing recorded in it, as before
+            return
+        raise
     if head == _SQLITE_HEADER[: len(head)]:  # a header cut short is SQLite's, and damaged
         return
     if path == config.brain_home() / "brain.db":  # brain's own file, not one BRAIN_DB names: overwritten

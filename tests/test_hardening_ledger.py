@@ -846,6 +846,25 @@ def test_writers_leave_a_file_that_is_not_a_database_as_it_is(tmp_path, monkeypa
     assert _mode(notes) == 0o644 and notes.read_text() == "my notes\n"
 
 
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="no procfs")
+def test_a_procfs_file_is_no_database_to_readers_writers_and_the_hook(tmp_path, monkeypatch):
+    # /proc/self/status is a regular file stat calls 0 bytes, which read as "no turns recorded
+    # yet" (`brain turns` exit 0); it is refused as a text file is, and the Stop hook logs it
+    procfs = "/proc/self/status"
+    assert Path(procfs).stat().st_size == 0
+    monkeypatch.setenv("BRAIN_DB", procfs)
+    for args in READERS:
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+        assert f"{procfs} is not an SQLite database (left as it is)" in result.output
+    with pytest.raises(BrainDatabaseError, match="is not an SQLite database"):
+        open_db()
+    proc = run_hook(json.dumps(hook_payload(_one_turn(tmp_path))).encode(), tmp_path, BRAIN_DB=procfs)
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    log = (tmp_path / "logs" / "hook.log").read_text()
+    assert f"{procfs} is not an SQLite database" in log and len(log.splitlines()) == 1, log
+
+
 @pytest.mark.parametrize("state", ["missing", "empty", "missing folder"])
 def test_read_only_commands_create_no_database(tmp_path, monkeypatch, state):
     # A missing or empty BRAIN_DB got a whole database written into it by `brain turns`.
