@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import errno
 import os
 import re
 import stat
@@ -25,8 +26,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .errors import BrainError, EmptyNoteName, bug_summary, quoted
 from .links import Link, Resolver, first_match, outline, pasted_link_target
 from .notes import looks_binary, parse_note
-from .text import yo_as_ye
-from .vault import DENIED, READ_ERROR, excluded, left_out_now, load_ignore, max_note_bytes, megabytes
+from .text import shell_word, yo_as_ye
+from .vault import DENIED, NOT_DOWNLOADED, READ_ERROR, excluded, left_out_now, load_ignore, max_note_bytes, megabytes
 
 if TYPE_CHECKING:
     from .index.store import IndexStore
@@ -249,6 +250,13 @@ def read_note(
             data = handle.read(limit + 1)
         mtime = st.st_mtime
     except OSError as exc:
+        if exc.errno == errno.ENOENT and store.skip_reason(path) == NOT_DOWNLOADED:
+            # iCloud evicted it (a .Note.md.icloud stub in its place): recall still shows its
+            # indexed text, so "cannot be read now (No such file)" read as if it were lost
+            raise NoteNotFound(
+                f"{path} is in iCloud Drive, not downloaded to this Mac: open it in Finder or Obsidian, "
+                f"or run `brctl download {shell_word(root / path)}`, then read it again"
+            ) from exc
         # denied: its mode, owner or an ACL changed since it was indexed; say so, and the way back
         fix = ": give this user read access to it again, or `brain index` leaves it out" if exc.errno in DENIED else ""
         raise NoteNotFound(f"{path} is in the index but cannot be read now ({exc.strerror or exc}){fix}") from exc

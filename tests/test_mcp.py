@@ -161,6 +161,29 @@ def test_get_note_refuses_anything_outside_the_vault(toy_vault, tmp_path, note, 
     assert "hunter" not in _texts(result) and str(tmp_path) not in _texts(result)
 
 
+def test_a_note_icloud_evicted_is_said_in_icloud_by_get_note_and_brain_note(tmp_path):
+    """A note iCloud evicted (``.Plan.md.icloud`` in its place) keeps its indexed text, which
+    recall shows; get_note and `brain note` said "is in the index but cannot be read now (No
+    such file or directory)", as if it were lost: they say where it is and how to get it."""
+    root = tmp_path / "vault"
+    write(root, "Plan.md", "# Plan\n\nThe kiln fires at dawn.\n")
+    _index(root)
+    os.rename(root / "Plan.md", root / ".Plan.md.icloud")
+    _index(root)  # the run that finds the stub records the note not-downloaded
+    said = (
+        "Plan.md is in iCloud Drive, not downloaded to this Mac: open it in Finder or Obsidian, or run `brctl download"
+    )
+    result = _call(root, "get_note", {"note": "Plan"})
+    assert result.is_error and said in _texts(result), _texts(result)
+    shown = CliRunner().invoke(cli, ["note", "--vault", str(root), "Plan"])
+    assert shown.exit_code == 1 and shown.output.count("\n") == 1 and said in shown.output, shown.output
+    assert f"brctl download {root / 'Plan.md'}`" in shown.output
+    os.remove(root / ".Plan.md.icloud")  # deleted for good: the old line, no iCloud named
+    _index(root)
+    shown = CliRunner().invoke(cli, ["note", "--vault", str(root), "Plan"])
+    assert shown.exit_code == 1 and "iCloud" not in shown.output, shown.output
+
+
 @pytest.mark.parametrize("note", ["/etc/passwd", "~/.ssh/id_rsa", "../outside.md", "Home\x00.md"])
 def test_history_refuses_what_get_note_refuses_in_its_words(toy_vault, note):
     """history said "no note" for /etc/passwd or a NUL name, where get_note says why it is none."""

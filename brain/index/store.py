@@ -595,6 +595,11 @@ class IndexStore(LexicalStore, HistoryStore):
         rows = self.conn.execute("SELECT path, reason, detail FROM skipped ORDER BY path")
         return [dict(r) for r in rows]
 
+    def skip_reason(self, path: str) -> str | None:
+        """Why the last run skipped ``path`` (``vault.NOT_DOWNLOADED``, ...); None when it did not."""
+        row = self.conn.execute("SELECT reason FROM skipped WHERE path = ?", (path,)).fetchone()
+        return None if row is None else str(row[0])
+
     def skipped_for_content(self) -> dict[str, SkipRecord]:
         """Files skipped after reading them (binary, too large, unreadable), with their stat then."""
         rows = self.conn.execute(
