@@ -12,7 +12,7 @@ import click
 
 from .cli_options import not_blank
 from .cli_support import emit_json, library_errors, warn
-from .text import plural, terminal_safe
+from .text import literal, plural, terminal_safe
 
 SHOWN = 20  # databases listed a line each; past it, the rest are summed up in one
 
@@ -80,7 +80,7 @@ def backup_command(dest: str, vault: str | None, as_json: bool) -> None:
         return
     copies = [copied for copied in report.databases if not copied.left_out]
     click.echo(
-        f"backed up to {terminal_safe(report.destination)}: {plural(len(copies), 'database')}, "
+        f"backed up to {literal(report.destination)}: {plural(len(copies), 'database')}, "
         f"{report.bytes / 1e6:,.1f} MB ({report.seconds:.1f}s)"
     )
     # 300 vaults printed 300 lines: past SHOWN, the ledger and the first indexes, then the rest in one
@@ -93,7 +93,7 @@ def backup_command(dest: str, vault: str | None, as_json: bool) -> None:
         # for a restore to put it back there (or to go without BRAIN_DB)
         elsewhere = ""
         if copied.kind == "ledger" and Path(copied.source) != config.brain_home() / copied.copy:
-            elsewhere = f"  (BRAIN_DB {terminal_safe(copied.source)})"
+            elsewhere = f"  (BRAIN_DB {literal(copied.source)})"  # one line: its \n escaped
         click.echo(f"  {copied.kind:<6}  {terminal_safe(copied.copy)}  {copied.bytes / 1e6:,.1f} MB{elsewhere}")
     if len(shown) < len(copies):
         listed = {id(copied) for copied in shown}

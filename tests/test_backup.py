@@ -921,3 +921,20 @@ def test_a_ledger_brain_db_names_as_a_fifo_is_said_left_out(toy_vault, tmp_path,
     with pytest.raises(BackupError, match=r"is a FIFO, not a database file; .* holds no index"):  # nothing else
         backup(tmp_path / "alone")
     assert not [p for p in tmp_path.iterdir() if "alone" in p.name]
+
+
+def test_a_dest_and_a_brain_db_whose_names_hold_a_line_break_print_on_their_lines(toy_vault, tmp_path, monkeypatch):
+    # "backed up to" and "(BRAIN_DB ...)" printed the name raw: its line break split the line,
+    # the rest read as a line of brain's own
+    ledger = tmp_path / "led\nger.db"
+    monkeypatch.setenv("BRAIN_DB", str(ledger))
+    _index(toy_vault)
+    with connection() as db:
+        write_turn(db, {"turn_key": "k0", "session_id": "s", "ask": "kept"})
+    dest = tmp_path / "copy\nforged line"
+    result = CliRunner().invoke(cli, ["backup", str(dest)])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"backed up to {tmp_path}/copy\\nforged line: 2 databases"), result.stdout
+    assert f"(BRAIN_DB {tmp_path}/led\\nger.db)" in result.stdout and len(lines) == 4, result.stdout
+    assert (dest / "brain.db").is_file()
