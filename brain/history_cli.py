@@ -91,11 +91,17 @@ def history_command(note: str, vault: str | None, last: int | None, as_of: str |
     help="Give the freed space back to the disk (rewrites index.db, or brain.db); alone, drop nothing and compact "
     "index.db (with --ledger, brain.db).",
 )
+@click.option(
+    "--yes",
+    "-y",
+    is_flag=True,
+    help="Drop without asking when --before would take all of it, or the last day's by a span like 10m.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @wait_option
 @library_errors
 def prune_command(
-    vault: str | None, before: str | None, ledger: bool, vacuum: bool, as_json: bool, wait: float
+    vault: str | None, before: str | None, ledger: bool, vacuum: bool, yes: bool, as_json: bool, wait: float
 ) -> None:
     """Bound history: drop past versions replaced before --before, and past versions beyond
     BRAIN_KEEP_VERSIONS per note; with --ledger, the turns and prompts recorded before it.
@@ -121,6 +127,12 @@ def prune_command(
     a hook that waits longer than its budget loses that turn, so vacuum when no agent works.
     --ledger --vacuum alone drops nothing: it compacts brain.db and says how much it gave back.
 
+    A --before that would drop all of its kind (every past version and closed link; with
+    --ledger, every turn, prompt and A/B row), or, given as a span back (10m, 2h, now), the
+    last day's rows, is likely a slip (m is minutes: 10m keeps ten minutes): on a terminal
+    it says how many rows would go, replaced or recorded from when to when, and asks; elsewhere
+    it refuses, dropping nothing, unless --yes is given.
+
     \b
     Examples:
       brain prune --before 90d --vault ~/notes
@@ -135,11 +147,24 @@ def prune_command(
     if ledger:
         if click.get_current_context().get_parameter_source("wait") is click.core.ParameterSource.COMMANDLINE:
             raise click.UsageError("--wait is for a vault's index; --ledger waits for brain.db's writers on its own")
-        _prune_ledger(vault, before, vacuum, as_json)
+        _prune_ledger(vault, before, vacuum, yes, as_json)
         return
-    from .index.prune import prune_vault
+    from .index.prune import prune_preview, prune_vault
 
     moment = parse_moment(before, "--before", date_means="start") if before is not None else None
+    if before is not None and moment is not None and not yes:
+        would = prune_preview(vault, before=moment)
+        _confirm_dropping(
+            before,
+            moment,
+            dropped=int(would["versions"] or 0) + int(would["links"] or 0),
+            held=int(would["all_versions"] or 0) + int(would["all_links"] or 0),
+            first=would["first"],
+            last=would["last"],
+            what=f"{plural(int(would['versions'] or 0), 'past version')} and "
+            f"{plural(int(would['links'] or 0), 'closed link')}, replaced",
+            everything="all of this vault's history (`brain history`, --as-of)",
+        )
     with writer_waiting(vault) as waiting:
         report = prune_vault(vault, before=moment, vacuum=vacuum, wait=wait, waiting=waiting)
     if as_json:
@@ -173,9 +198,9 @@ def prune_command(
         click.echo(f"history now takes {_mb(report.bytes_after)} (was {_mb(report.bytes_before)}); {space}")
 
 
-def _prune_ledger(vault: str | None, before: str | None, vacuum: bool, as_json: bool) -> None:
+def _prune_ledger(vault: str | None, before: str | None, vacuum: bool, yes: bool, as_json: bool) -> None:
     """`brain prune --ledger`: the brain database, which belongs to no vault."""
-    from .ledger.prune import prune_ledger
+    from .ledger.prune import ledger_preview, prune_ledger
     from .moments import parse_moment, said_moment
 
     if vault is not None:
@@ -187,6 +212,20 @@ def _prune_ledger(vault: str | None, before: str | None, vacuum: bool, as_json: 
             "--ledger needs --before WHEN (e.g. `brain prune --ledger --before 180d`), or --vacuum to compact brain.db"
         )
     moment = parse_moment(before, "--before", date_means="start") if before is not None else None
+    if before is not None and moment is not None and not yes:
+        would = ledger_preview(moment)
+        dropped = would["dropped"]
+        _confirm_dropping(
+            before,
+            moment,
+            dropped=sum(dropped.values()),
+            held=sum(would["rows"].values()),
+            first=would["first"],
+            last=would["last"],
+            what=f"{_count(dropped['turns'], 'turn')}, {_count(dropped['recalls'], 'prompt')} and "
+            f"{_count(dropped['ab_recall'], 'A/B row')}, recorded",
+            everything="every turn and prompt brain has recorded (`brain turns`, `brain recalls`)",
+        )
     report = prune_ledger(moment, vacuum=vacuum)
     if as_json:
         emit_json(report.as_dict())
@@ -226,6 +265,47 @@ def _prune_ledger(vault: str | None, before: str | None, vacuum: bool, as_json: 
             f"{path} still takes {_size(report.bytes_after)} (was {_size(report.bytes_before)}); "
             f"{_size(report.free_bytes)} free inside it, reused by new rows (--vacuum returns it to the disk)"
         )
+
+
+def _confirm_dropping(
+    before: str,
+    moment: float,
+    *,
+    dropped: int,
+    held: int,
+    first: float | None,
+    last: float | None,
+    what: str,
+    everything: str,
+) -> None:
+    """Ask before a --before that looks like a slip: one that drops all there is, or one counted
+    back from now (10m: minutes, not months) that drops the last day's. On a terminal, asked
+    (no: stopped, nothing dropped); elsewhere refused in one line naming --yes. Any other
+    prune (`--before 90d`, `--before today`, a date) goes ahead unasked, as a script expects."""
+    import time
+
+    from .moments import counted_back, local_time
+
+    recent = counted_back(before) and last is not None and last >= time.time() - 86400
+    if not dropped or not (dropped == held or recent):
+        return
+    share = everything if dropped == held else f"{dropped:,} of its {held:,} rows, the last day's among them"
+    span = (
+        f"at {local_time(first)}"
+        if local_time(first) == local_time(last)
+        else (f"from {local_time(first)} to {local_time(last)}")
+    )
+    message = f"`--before {escaped(before)}` would drop {share}: {what} {span}"
+    if not _interactive():
+        raise click.ClickException(f"{message}. Nothing dropped: add --yes to drop it")
+    if not click.confirm(f"{message}.\nDrop it?", default=False, err=True):
+        raise click.Abort()
+
+
+def _interactive() -> bool:
+    import sys
+
+    return sys.stdin.isatty()
 
 
 def _disk_line(before: int, after: int) -> str:

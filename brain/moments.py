@@ -119,6 +119,17 @@ def parse_moment(text: str, option: str = "--as-of", *, now: float | None = None
     return moment
 
 
+def counted_back(text: str) -> bool:
+    """Whether ``text`` names a moment by counting back from now (a span like ``10m``, or
+    ``now``) rather than a day or a date: `brain prune` asks before such a one drops the last
+    day's rows (``m`` is a minute: ``10m`` typed for ten months keeps ten minutes)."""
+    try:
+        value = typed(text)
+        return _span(value) is not None or value.lower() == NOW
+    except ValueError:
+        return False
+
+
 def window_start(text: str, option: str = "--since", *, now: float | None = None) -> dt.datetime:
     """The first moment of a window that begins at what a user types (``FORMS``; `brain ab report
     --since`, ``recent_turns``' ``since``), as a naive UTC datetime: a date's 00:00 (``today``'s,

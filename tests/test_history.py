@@ -977,6 +977,42 @@ def test_prune_before_drops_the_older_past_and_as_of_says_so(timeline):
     assert text.startswith("pruned 0 past versions") and "the space is back on the disk" in text
 
 
+def test_prune_before_that_drops_all_history_asks_first(timeline, monkeypatch):
+    """`brain prune --before 0m` (0 months meant, 0 minutes read) dropped every past version of
+    every note, unasked: now off a terminal it refuses in one line naming --yes, on one it asks
+    (saying how many and from when to when), and --yes drops it all as before."""
+    root, _ = timeline
+    before = _history_snapshot(root)
+    runner = CliRunner()
+    for args in ([], ["--json"]):
+        out = runner.invoke(cli, ["prune", "--vault", str(root), "--before", "0m", *args])
+        assert out.exit_code == 1, out.output
+        assert "`--before 0m` would drop all of this vault's history (`brain history`, --as-of): 3 past versions" in (
+            out.output
+        )
+        assert "Nothing dropped: add --yes to drop it" in out.output and out.output.count("\n") == 1
+        assert _history_snapshot(root) == before
+    monkeypatch.setattr("brain.history_cli._interactive", lambda: True)
+    out = runner.invoke(cli, ["prune", "--vault", str(root), "--before", "0m"], input="n\n")
+    assert out.exit_code == 1 and re.search(r"replaced (from|at) \d{4}-\d\d-\d\d .*\nDrop it\? \[y/N\]", out.output)
+    assert _history_snapshot(root) == before
+    out = runner.invoke(cli, ["prune", "--vault", str(root), "--before", "0m"], input="y\n")
+    assert out.exit_code == 0 and "pruned 3 past versions" in out.output, out.output
+    monkeypatch.setattr("brain.history_cli._interactive", lambda: False)
+    out = runner.invoke(cli, ["prune", "--vault", str(root), "--before", "0m", "--yes"])  # nothing left: unasked
+    assert out.exit_code == 0 and "pruned 0 past versions" in out.output, out.output
+
+
+def test_prune_that_keeps_some_history_is_not_asked(timeline):
+    """A prune that leaves some of the past (a date and time, a span of days) goes ahead unasked,
+    off a terminal, as scripts expect (a span under a day that reaches the last day: test_ledger_prune)."""
+    root, at = timeline
+    out = CliRunner().invoke(cli, ["prune", "--vault", str(root), "--before", "90d"])  # nothing that old
+    assert out.exit_code == 0 and "pruned 0 past versions" in out.output, out.output
+    out = CliRunner().invoke(cli, ["prune", "--vault", str(root), "--before", time_arg(at["edited"])])
+    assert out.exit_code == 0 and "pruned 1 past version" in out.output, out.output
+
+
 def test_a_note_read_as_of_a_moment_a_prune_dropped_says_it_was_pruned_not_that_it_did_not_exist(timeline):
     """get_note (MCP, `brain serve`) as of a moment whose versions `brain prune` dropped said the
     note "did not exist" then and that "brain first saw it" at its oldest version kept: both wrong."""
@@ -1166,7 +1202,7 @@ def test_what_prunes_history_stamps_the_index_and_what_drops_nothing_does_not(tm
     assert stamp() not in (None, first)
     monkeypatch.delenv("BRAIN_KEEP_VERSIONS")
     later = stamp()
-    assert CliRunner().invoke(cli, ["prune", "--vault", str(root), "--before", "2099-01-01"]).exit_code == 0
+    assert CliRunner().invoke(cli, ["prune", "--yes", "--vault", str(root), "--before", "2099-01-01"]).exit_code == 0
     assert stamp() not in (None, later)
 
 
@@ -1174,7 +1210,7 @@ def test_prune_before_a_moment_to_come_warns_only_about_what_came_before_it(time
     """`--before 2099-01-01` drops everything replaced so far; a version replaced after the
     prune is whole history, and --as-of while it was current does not warn."""
     root, at = timeline
-    out = CliRunner().invoke(cli, ["prune", "--vault", str(root), "--before", "2099-01-01"])
+    out = CliRunner().invoke(cli, ["prune", "--yes", "--vault", str(root), "--before", "2099-01-01"])
     assert out.exit_code == 0, out.output
     assert any("was pruned" in w for w in _ask(root, "rollout", as_of=at["restored"]).warnings)
     write(root, "Garden.md", "# Garden\n\nTomatoes and basil, and now peppers.\n")
@@ -1210,7 +1246,7 @@ def test_prune_before_today_keeps_what_was_replaced_today_and_says_the_moment(ti
         store.close()
     out = runner.invoke(cli, ["prune", "--vault", str(root), "--before", "today"])
     assert f"(replaced before {began.date().isoformat()} 00:00:00 local ({utc}))" in out.output, out.output
-    out = runner.invoke(cli, ["prune", "--vault", str(root), "--before", "0m"])  # a span: that moment, now
+    out = runner.invoke(cli, ["prune", "--yes", "--vault", str(root), "--before", "0m"])  # a span: that moment, now
     assert out.exit_code == 0 and out.output.startswith("pruned 3 past versions"), out.output
     assert "local (" in out.output and "Z))" in out.output
 
@@ -1222,7 +1258,7 @@ def test_a_prune_under_an_open_view_of_the_past_is_said_on_each_answer(timeline)
     recaller = open_recaller(root, update=False, as_of=at["created"])
     try:
         assert "Rollout plan.md" in _paths(recaller.ask("rollout march canary", "hybrid+ppr", SETTINGS))
-        out = CliRunner().invoke(cli, ["prune", "--vault", str(root), "--before", "0h"])
+        out = CliRunner().invoke(cli, ["prune", "--yes", "--vault", str(root), "--before", "0h"])
         assert out.exit_code == 0, out.output
         for mode in ("hybrid+ppr", "vector"):
             result = recaller.ask("rollout march canary", mode, SETTINGS)

@@ -239,7 +239,7 @@ def test_brain_db_names_the_database(db, tmp_path, monkeypatch):
     _turn(conn, "elsewhere-old", _iso(CUTOFF - DAY))
     conn.close()
     monkeypatch.setenv("BRAIN_DB", str(other))
-    out = CliRunner().invoke(cli, ["prune", "--ledger", "--before", "100d"])
+    out = CliRunner().invoke(cli, ["prune", "--ledger", "--before", "100d", "--yes"])  # all it holds
     assert out.exit_code == 0 and out.output.startswith("pruned 1 turn, 0 prompts")
     assert _keys(db, "turns") == ["new", "old", "older", "resumed"]  # brain home's: untouched
 
@@ -290,6 +290,53 @@ def test_before_today_keeps_what_was_recorded_today(brain_home):
     assert _keys(brain_home / "brain.db", "turns") == ["today"]
     text = CliRunner().invoke(cli, ["prune", "--ledger", "--before", "today"]).output
     assert f"recorded before {dt.date.today().isoformat()} 00:00:00 local ({report['before_utc']})" in text, text
+
+
+def test_a_before_that_drops_every_row_asks_first(db, monkeypatch):
+    """`brain prune --ledger --before 0m` (0 months meant) deleted every turn and prompt unasked:
+    now off a terminal (--json too) it refuses in one line naming --yes, nothing dropped; on one it
+    says how many rows from when to when and asks; --yes drops them as before."""
+    kept = {table: _keys(db, table) for table in ("turns", "recalls", "ab_recall")}
+    for args in ([], ["--json"]):
+        out = CliRunner().invoke(cli, ["prune", "--ledger", "--before", "0m", *args])
+        assert out.exit_code == 1, out.output
+        assert "would drop every turn and prompt brain has recorded (`brain turns`, `brain recalls`): 4 turns, " in (
+            out.output
+        )
+        assert "3 prompts and 3 A/B rows, recorded from " in out.output and out.output.count("\n") == 1
+        assert out.output.rstrip().endswith("Nothing dropped: add --yes to drop it")
+        assert {table: _keys(db, table) for table in kept} == kept
+    monkeypatch.setattr("brain.history_cli._interactive", lambda: True)
+    out = CliRunner().invoke(cli, ["prune", "--ledger", "--before", "0m"], input="n\n")
+    assert out.exit_code == 1 and "\nDrop it? [y/N]" in out.output, out.output
+    assert {table: _keys(db, table) for table in kept} == kept
+    out = CliRunner().invoke(cli, ["prune", "--ledger", "--before", "0m"], input="y\n")
+    assert out.exit_code == 0 and out.output.count("pruned 4 turns, 3 prompts (recalls) and 3 A/B rows") == 1
+    assert _keys(db, "turns") == []
+
+
+def test_yes_drops_every_row_unasked(db):
+    out = CliRunner().invoke(cli, ["prune", "--ledger", "--before", "now", "--yes", "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["dropped"] == {"turns": 4, "recalls": 3, "ab_recall": 3}
+
+
+def test_a_span_under_a_day_that_drops_the_last_days_rows_asks(db):
+    """`--before 10m` (ten months meant) keeps ten minutes: with rows of the last day before it,
+    asked even though some are kept; `--before 100d` and a date stay unasked."""
+    conn = open_db(db)
+    _turn(conn, "two hours ago", _iso(NOW - 7200))
+    _turn(conn, "just now", _iso(NOW + 60))
+    conn.close()
+    out = CliRunner().invoke(cli, ["prune", "--ledger", "--before", "1h"])
+    assert out.exit_code == 1 and "would drop 10 of its 12 rows, the last day's among them: 5 turns" in out.output
+    assert "two hours ago" in _keys(db, "turns")
+    out = CliRunner().invoke(cli, ["prune", "--ledger", "--before", "100d"])
+    assert out.exit_code == 0 and "pruned 2 turns" in out.output, out.output
+    out = CliRunner().invoke(
+        cli, ["prune", "--ledger", "--before", time.strftime("%Y-%m-%dT%H:%M", time.localtime(NOW - 3600))]
+    )
+    assert out.exit_code == 0 and "pruned 3 turns" in out.output, out.output
 
 
 def test_a_file_that_is_not_a_database_is_refused_in_one_line(tmp_path, monkeypatch):

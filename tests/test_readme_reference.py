@@ -400,6 +400,7 @@ def test_prune_prints_what_the_section_shows(vault, monkeypatch):
     history = [line for line in printed.splitlines() if line.startswith("history: ")]
     assert [figures(h) for h in history] == [figures(shown_status.splitlines()[1])]
     prune[prune.index("--before") + 1] = "0h"
+    prune.append("--yes")  # all the history this test made: asked without it
     printed, _ = _run(prune, vault)
     assert figures(printed) == figures(shown_prune).replace("N past version,", "N past versions,")
 

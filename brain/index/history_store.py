@@ -771,6 +771,27 @@ class HistoryStore:
             self._stamp_pruned()
         return {"versions": versions, "chunks": chunks, "links": edges}
 
+    def prune_preview(self, cutoff: float) -> dict[str, float | int | None]:
+        """What ``prune_before(cutoff)`` would drop, before it does: past versions and closed
+        links (and how many there are), and when the first and the last of them were replaced."""
+        dropped = (
+            "SELECT count(*), min(recorded_to), max(recorded_to) FROM {} WHERE recorded_to IS NOT NULL"
+            " AND recorded_to < ?"
+        )
+        versions, v_first, v_last = self.conn.execute(dropped.format("note_versions"), (cutoff,)).fetchone()
+        links, l_first, l_last = self.conn.execute(dropped.format("link_history"), (cutoff,)).fetchone()
+        firsts = [m for m in (v_first, l_first) if m is not None]
+        lasts = [m for m in (v_last, l_last) if m is not None]
+        counts = self.history_counts()
+        return {
+            "versions": int(versions),
+            "links": int(links),
+            "all_versions": counts["past_versions"],
+            "all_links": counts["closed_edges"],
+            "first": min(firsts, default=None),
+            "last": max(lasts, default=None),
+        }
+
     def _drop_orphan_history_chunks(self, where: str, params: tuple) -> int:
         """Past chunks no version needs any more: no version holds a content they stand in, or
         that content is current. Returns how many went. Current is the current version's (not

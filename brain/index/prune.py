@@ -80,3 +80,16 @@ def prune_vault(
     report.bytes_after = end[0] if end else None
     report.disk_bytes_before, report.disk_bytes_after = disk_before, disk_after
     return report
+
+
+def prune_preview(vault: str | os.PathLike[str] | None, *, before: float) -> dict[str, float | int | None]:
+    """What ``prune_vault(before=before)`` would drop of the vault's history (the store's
+    ``prune_preview``), read without the writer lock: `brain prune` asks about it first."""
+    root = resolve_vault(vault)
+    directory = built_index_dir(root)
+    with index_errors(directory, root):
+        store = IndexStore.open(directory, create=False)
+        try:
+            return store.prune_preview(before)
+        finally:
+            store.close()

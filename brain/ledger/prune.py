@@ -156,6 +156,40 @@ def prune_ledger(
     return report
 
 
+def ledger_preview(before: float, *, path: Path | None = None) -> dict[str, Any]:
+    """What ``prune_ledger(before)`` would drop, before it does: each table's rows recorded before
+    it (``dropped``) and all it holds (``rows``), and when the first and the last of those to go
+    were recorded (Unix time). All empty when there is no brain.db (none is made)."""
+    path = path or config.db_path()
+    preview: dict[str, Any] = {
+        "dropped": {table: 0 for table, _ in TABLES},
+        "rows": {table: 0 for table, _ in TABLES},
+        "first": None,
+        "last": None,
+    }
+    with contextlib.suppress(OSError):
+        if not path.exists() or (path.is_file() and path.stat().st_size == 0):
+            return preview
+    cutoff = before / 86400 + _UNIX_EPOCH_JD
+    firsts: list[float] = []
+    lasts: list[float] = []
+    # opened as the prune opens it: an older brain.db upgraded, a newer one's error its
+    with connection(path) as conn:
+        for table, column in TABLES:
+            count, first, last = conn.execute(
+                f"SELECT count(*), min(julianday({column})), max(julianday({column})) FROM {table}"
+                f" WHERE {_recorded_before(column)}",
+                {"cutoff": cutoff},
+            ).fetchone()
+            preview["dropped"][table] = int(count)
+            preview["rows"][table] = int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+            firsts += [first] if first is not None else []
+            lasts += [last] if last is not None else []
+    preview["first"] = (min(firsts) - _UNIX_EPOCH_JD) * 86400 if firsts else None
+    preview["last"] = (max(lasts) - _UNIX_EPOCH_JD) * 86400 if lasts else None
+    return preview
+
+
 def _fold_now(conn: sqlite3.Connection) -> bool:
     """Fold the WAL into brain.db and empty it, without waiting for a reader; whether it did."""
     timeout = conn.execute("PRAGMA busy_timeout").fetchone()[0]
