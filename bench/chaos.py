@@ -450,7 +450,8 @@ def round_runs(state: State, sessions: list[str], turn_numbers: dict[str, int]) 
         when = rng.choice(
             ["1h", "1d", dt.datetime.fromtimestamp(time.time() - rng.uniform(0, 30)).strftime("%Y-%m-%dT%H:%M:%S")]
         )
-        args = ["prune", "--vault", vault, "--before", when]
+        # --yes: 1h, or a moment just past, may drop all the history, which brain prune asks about
+        args = ["prune", "--vault", vault, "--before", when, "--yes"]
         if rng.random() < 0.3:
             args.append("--vacuum")
         runs.append(maybe_kill(start(state, "prune", args), 0.3, 2.0))
@@ -525,7 +526,7 @@ def round_runs(state: State, sessions: list[str], turn_numbers: dict[str, int]) 
         else:
             cut = time.time() - rng.uniform(0, 20)
             when = dt.datetime.fromtimestamp(cut).strftime("%Y-%m-%d %H:%M:%S")
-            run = start(state, "ledger prune", ["prune", "--ledger", "--before", when, "--json"])
+            run = start(state, "ledger prune", ["prune", "--ledger", "--before", when, "--json", "--yes"])
             run.before = when
             state.may_prune_before = max(state.may_prune_before, cut)  # killed, it drops whole batches
             runs.append(maybe_kill(run, 0.25, 1.0))
