@@ -461,12 +461,18 @@ def start_watchdog(
     def give_up() -> None:
         if hold is not None:
             hold.acquire()
-        # Nor may its own line hold it (a log on a network disk that hung): a moment later the
+        # The line is made first (masking it is CPU alone, but most of its cost, which a loaded
+        # machine stretched past the moment below: the hook ended without saying why).
+        try:
+            line = log_line(f"{label}gave up after the {seconds:g} s budget")
+        except Exception:  # noqa: BLE001 - nothing may keep the watchdog from ending the hook
+            line = b""
+        # Nor may writing it hold it (a log on a network disk that hung): a moment later the
         # process ends, the line written or not.
         last = threading.Timer(LAST_LINE_SECONDS, os._exit, (0,))
         last.daemon = True
         last.start()
-        log(f"{label}gave up after the {seconds:g} s budget")
+        write_log_line(line)
         os._exit(0)
 
     timer = threading.Timer(max(seconds - elapsed, 0.0), give_up)
@@ -481,11 +487,24 @@ def log(message: str, traceback: str = "") -> None:
     or an escape sequence neither splits the line nor acts on a terminal following the log);
     secrets masked as a row's are; never raises."""
     try:
+        line = log_line(message, traceback)
+    except Exception:  # noqa: BLE001 - a broken log must not break the hook
+        return
+    write_log_line(line)
+
+
+def log_line(message: str, traceback: str = "") -> bytes:
+    """The line ``log`` appends for ``message`` (and ``traceback``): made in memory alone."""
+    # A path, an error or a traceback may hold what the row masks (a key in a folder's name):
+    # masked before it is escaped, which makes a "\n" before a token part of its word.
+    record = log_record(redact(message), redact(traceback))
+    return f"{utc_now()} pid={os.getpid()} {record}\n".encode("utf-8", "backslashreplace")
+
+
+def write_log_line(line: bytes) -> None:
+    """Append ``line`` (``log_line``'s) to the hook's log file; never raises."""
+    try:
         path = config.log_file("hook.log", LOG_MAX_BYTES)
-        # A path, an error or a traceback may hold what the row masks (a key in a folder's name):
-        # masked before it is escaped, which makes a "\n" before a token part of its word.
-        record = log_record(redact(message), redact(traceback))
-        line = f"{utc_now()} pid={os.getpid()} {record}\n".encode("utf-8", "backslashreplace")
         # O_NONBLOCK: a FIFO there (made to follow the log) held every hook that logged until a
         # reader came, for good: the watchdog's own line too, so it never ended the hook. With no
         # reader the open fails; with one, a line that does not fit is dropped, not waited on.
