@@ -151,7 +151,7 @@ def held(path, *args, **kwargs):
     conn = opened(path, *args, **kwargs)
     if str(path).endswith(HELD_AT) and not ready.exists():
         ready.touch()
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 600  # a guard: the test says "go" in its finally
         while not go.exists() and time.monotonic() < deadline:
             time.sleep(0.01)
     return conn
@@ -188,7 +188,9 @@ def _swap_while_held(vault: Path, script: str, *args: str, during=None, newer: b
     )
     writer = None
     try:
-        deadline = time.monotonic() + 60
+        # guards, not figures: at load 20 a rebuild here took over 60 s, and the child, no longer
+        # held, opened the index before the swap ([writable] said current: True)
+        deadline = time.monotonic() + 300
         while not ready.exists() and child.poll() is None:
             assert time.monotonic() < deadline, "timed out"
             time.sleep(0.01)
@@ -203,7 +205,7 @@ def _swap_while_held(vault: Path, script: str, *args: str, during=None, newer: b
         writer.execute("CREATE TABLE after_rebuild (x)")
     finally:
         go.touch()
-        out, err = child.communicate(timeout=120)
+        out, err = child.communicate(timeout=300)
         if writer is not None:
             writer.close()
     assert child.returncode == 0, err.decode()
@@ -377,7 +379,7 @@ built = IndexStore.__init__
 def held(self, *args, **kwargs):
     if not ready.exists():
         ready.touch()
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 600  # a guard: the test says "go" in its finally
         while not go.exists() and time.monotonic() < deadline:
             time.sleep(0.01)
     built(self, *args, **kwargs)
