@@ -95,7 +95,7 @@ class Copied:
     seconds: float
     problem: str | None = None  # what SQLite's quick_check found wrong in the copy (and the source)
     left_out: bool = False  # SQLite cannot read the source as a database: not copied (problem says why)
-    not_a_file: bool = False  # left out: a FIFO, a socket, a device stands where the database should be
+    not_a_file: bool = False  # left out: a FIFO, a socket, a device, a /proc file stands where the database should be
 
 
 @dataclass
@@ -340,6 +340,10 @@ def _sources(
                 # A BRAIN_DB that is a FIFO, a socket or a device was passed over unsaid, as if
                 # there were no ledger yet: the backup lacked what its user counted on it holding
                 odd.append((ledger, "ledger"))
+            elif ledger.is_file() and ledger.stat().st_size == 0 and _holds_text(ledger):
+                # /proc/self/status says 0 bytes and holds text: skipped unsaid as an empty ledger,
+                # while `brain turns` refuses it as no database
+                odd.append((ledger, "ledger"))
             elif ledger.is_file() and ledger.stat().st_size > 0:
                 databases.append((ledger, Path(LEDGER_FILE), "ledger"))
                 aside = kept_aside_dir(ledger)
@@ -377,9 +381,20 @@ def _not_a_file(path: Path, kind: str) -> str:
         if stat.S_ISSOCK(mode)
         else "a device"
         if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        else "a file of 0 bytes to stat that holds text (one of /proc or /sys?)"
+        if stat.S_ISREG(mode)
         else "no file"
     )
     return f"the {kind} {path} is {what}, not a database file"
+
+
+def _holds_text(path: Path) -> bool:
+    """Whether ``path``, 0 bytes to stat, has something to read (a file of /proc or /sys)."""
+    try:
+        with path.open("rb") as handle:
+            return bool(handle.read(16))
+    except OSError:  # one this user may not read: nothing recorded in it, as `brain turns` says
+        return False
 
 
 def _cut_swap(directory: Path) -> bool:

@@ -938,3 +938,21 @@ def test_a_dest_and_a_brain_db_whose_names_hold_a_line_break_print_on_their_line
     assert lines[0].startswith(f"backed up to {tmp_path}/copy\\nforged line: 2 databases"), result.stdout
     assert f"(BRAIN_DB {tmp_path}/led\\nger.db)" in result.stdout and len(lines) == 4, result.stdout
     assert (dest / "brain.db").is_file()
+
+
+def test_a_ledger_brain_db_names_as_a_proc_file_is_said_left_out(toy_vault, tmp_path, monkeypatch):
+    # BRAIN_DB=/proc/self/status (0 bytes to stat, text to read) was passed over as an empty
+    # ledger: exit 0, not a word, while `brain turns` refuses it as no database
+    monkeypatch.setenv("BRAIN_DB", "/proc/self/status")
+    _index(toy_vault)
+    result = CliRunner().invoke(cli, ["backup", str(tmp_path / "copy")])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert "the ledger /proc/self/status is a file of 0 bytes to stat that holds text" in result.stderr
+    assert "it is left out of the backup" in result.stderr
+    assert not (tmp_path / "copy" / "brain.db").exists()
+    empty = tmp_path / "empty.db"  # an empty file is no ledger yet, unsaid as before
+    empty.touch()
+    monkeypatch.setenv("BRAIN_DB", str(empty))
+    quiet = CliRunner().invoke(cli, ["backup", str(tmp_path / "quiet")])
+    assert quiet.exit_code == 0 and quiet.stderr == "", quiet.output
