@@ -31,7 +31,6 @@ import re
 import secrets
 import shutil
 import sqlite3
-import stat
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -40,7 +39,7 @@ from pathlib import Path
 from . import config
 from .db import kept_aside_dir
 from .errors import BrainError, ConfigError, NoIndexError, NoSpaceError, NotWritableError, quoted
-from .file_state import unreachable, unusable
+from .file_state import kind_of, unreachable, unusable
 from .index.connections import connect_unswapped
 from .index.files import INDEX_FILE, RETIRED_SUFFIX
 from .index.health import built_index_dir, quick_check
@@ -372,19 +371,9 @@ def _not_a_file(path: Path, kind: str) -> str:
         mode = os.stat(path).st_mode
     except OSError:
         mode = 0
-    what = (
-        "a folder"
-        if stat.S_ISDIR(mode)
-        else "a FIFO"
-        if stat.S_ISFIFO(mode)
-        else "a socket"
-        if stat.S_ISSOCK(mode)
-        else "a device"
-        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-        else "a file of 0 bytes to stat that holds text (one of /proc or /sys?)"
-        if stat.S_ISREG(mode)
-        else "no file"
-    )
+    what = kind_of(mode)
+    if what == "a file":  # 0 bytes to stat and text to read
+        what = "a file of 0 bytes to stat that holds text (one of /proc or /sys?)"
     return f"the {kind} {path} is {what}, not a database file"
 
 

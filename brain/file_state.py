@@ -19,6 +19,20 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 
+def kind_of(mode: int) -> str:
+    """What a ``stat`` mode says stands at a path, in a line's words: "a folder", "a FIFO",
+    "a socket", "a device", "a file"; "no file" for 0 (nothing could be stat'ed)."""
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a file" if stat.S_IFMT(mode) else "no file"
+
+
 def unusable(path: Path, what: str, remake: str) -> str | None:
     """One line on why ``path`` (``what``: "the index database") cannot be opened for reading,
     and what to do, when the file (or a folder on its way) says why; None when it does not (it

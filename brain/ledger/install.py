@@ -39,6 +39,7 @@ except ImportError:  # Windows: edits are not serialised
 
 from .. import config
 from ..errors import ConfigError, quoted
+from ..file_state import kind_of
 from ..install_record import FILE, FOLDER, FOLDER_THERE, InstallRecord
 
 # kind → (the Claude Code event, what a message calls it)
@@ -187,7 +188,7 @@ def _refuse_unusable(name: str, path: Path) -> None:
     if mode is not None:
         ok = stat.S_ISDIR(mode) if name == "BRAIN_HOME" else stat.S_ISREG(mode)
         if not ok:
-            raise ConfigError(f"{name} {quoted(str(path))} is {_kind(mode)}, not {wanted}: {hint}")
+            raise ConfigError(f"{name} {quoted(str(path))} is {kind_of(mode)}, not {wanted}: {hint}")
         return
     for above in path.parents:  # the first that exists must be a folder to make the rest in
         try:
@@ -198,21 +199,9 @@ def _refuse_unusable(name: str, path: Path) -> None:
             return
         if not stat.S_ISDIR(mode):
             raise ConfigError(
-                f"{name} {quoted(str(path))} cannot be made: {quoted(str(above))} is {_kind(mode)}, not a folder; {hint}"
+                f"{name} {quoted(str(path))} cannot be made: {quoted(str(above))} is {kind_of(mode)}, not a folder; {hint}"
             )
         return
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "a file"
 
 
 def is_ours(command: Any, kind: str = "stop") -> bool:
