@@ -117,7 +117,7 @@ def open_db(
     if migrate_until is not None and _holds_files(kept_aside_dir(path)):
         raise UpgradeDeferred(f"{path}: its upgrade waits for a brain command (rows kept aside)")
     try:
-        _refuse_foreign(path)  # before private_file: a user's notes.txt is not made 0600
+        refuse_foreign(path)  # before private_file: a user's notes.txt is not made 0600
         return _open(path, migrate_until)
     except UpgradeDeferred:
         raise
@@ -215,7 +215,7 @@ def _open_for_reading(path: Path, warn_newer: bool = True, upgrade: bool = True)
     if not stat.S_ISREG(st.st_mode):
         raise database_error(path, sqlite3.OperationalError("not a regular file"))
     try:
-        _refuse_foreign(path)  # a procfs file is 0 bytes to stat and text to read: no database
+        refuse_foreign(path)  # a procfs file is 0 bytes to stat and text to read: no database
     except OSError as exc:
         raise database_error(path, exc) from exc
     if st.st_size == 0:
@@ -234,7 +234,7 @@ def _nothing_recorded() -> sqlite3.Connection:
 _SQLITE_HEADER = b"SQLite format 3\x00"
 
 
-def _refuse_foreign(path: Path) -> None:
+def refuse_foreign(path: Path) -> None:
     """Raise when ``path`` is a regular file with content that is not SQLite's: SQLite only
     says "not a database" after brain has made it 0600 (and would never be right about it).
     An empty file is read too: one of /proc or /sys (``/proc/self/status``) says 0 bytes and

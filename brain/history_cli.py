@@ -8,7 +8,7 @@ import click
 
 from .cli_options import vault_option, wait_option, writer_waiting
 from .cli_support import emit_json, library_errors, search_hint, setup_logging
-from .text import escaped, plural, terminal_safe
+from .text import escaped, literal, plural, terminal_safe
 
 if TYPE_CHECKING:
     from .index.history import PruneReport
@@ -230,7 +230,7 @@ def _prune_ledger(vault: str | None, before: str | None, vacuum: bool, yes: bool
     if as_json:
         emit_json(report.as_dict())
         return
-    path = terminal_safe(report.path)
+    path = literal(report.path)  # one line: a line break in it written \n
     if not report.existed:
         click.echo(f"nothing to {'prune' if moment is not None else 'compact'}: no brain database at {path} yet")
         return

@@ -309,3 +309,12 @@ def test_a_transcript_time_in_another_form_is_stored_in_utc_as_the_others(tmp_pa
     assert {row["session_id"] for row in since} == {"garbage", "zulu", "naive"}
     stats = json.loads(CliRunner().invoke(cli, ["turns", "--stats", "--json"]).output)
     assert sum(day["turns"] for day in stats["per_day"]) == 4, stats["per_day"]
+
+
+def test_hook_install_dry_run_prints_a_settings_name_with_a_line_break_on_one_line(tmp_path):
+    # "would write to PATH:" printed the --settings name raw: its line break split the line
+    settings = tmp_path / "set\ntings.json"
+    result = CliRunner().invoke(cli, ["hook", "install", "--dry-run", "--settings", str(settings)])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0] == f"would write to {tmp_path}/set\\ntings.json:"
+    assert not settings.exists()

@@ -623,3 +623,28 @@ def test_a_vacuum_behind_a_reader_does_not_wait_for_it_and_says_so(brain_home, m
     assert not wal.exists() or not wal.stat().st_size
     out = CliRunner().invoke(cli, ["prune", "--ledger", "--vacuum", "--json"])
     assert json.loads(out.output)["wal_folded"] is True
+
+
+def test_a_proc_file_as_brain_db_is_refused_not_no_database(brain_home, monkeypatch):
+    # BRAIN_DB=/proc/self/status (0 bytes to stat, text to read) was "nothing to compact: no brain
+    # database at /proc/self/status yet", exit 0, where `brain turns` refuses it as no database
+    monkeypatch.setenv("BRAIN_DB", "/proc/self/status")
+    for args in (["--vacuum"], ["--before", "30d", "--yes"]):
+        out = CliRunner().invoke(cli, ["prune", "--ledger", *args])
+        assert out.exit_code == 1 and "no brain database" not in out.output, out.output
+        assert "/proc/self/status is not an SQLite database (left as it is)" in out.output
+        assert out.output.count("\n") == 1 and "Traceback" not in out.output
+
+
+def test_a_brain_db_name_with_a_line_break_prints_on_one_line(brain_home, monkeypatch):
+    # "no brain database at PATH yet" printed the name raw: its line break split the line in two
+    path = brain_home / "led\nger.db"
+    monkeypatch.setenv("BRAIN_DB", str(path))
+    out = CliRunner().invoke(cli, ["prune", "--ledger", "--vacuum"])
+    assert out.exit_code == 0 and out.output.count("\n") == 1, out.output
+    assert out.output == f"nothing to compact: no brain database at {brain_home}/led\\nger.db yet\n"
+    with open_db(path) as conn:  # one there: "compacted PATH: ..." on one line too
+        write_turn(conn, {"turn_key": "k", "session_id": "s", "ask": "x"})
+    out = CliRunner().invoke(cli, ["prune", "--ledger", "--vacuum"])
+    assert out.exit_code == 0 and out.output.count("\n") == 1, out.output
+    assert out.output.startswith(f"compacted {brain_home}/led\\nger.db")

@@ -14,7 +14,7 @@ import click
 
 from ..cli_options import not_blank, session_option, vault_option
 from ..cli_support import emit_json, library_errors, list_or_stats_flags, one_file, project_folder_hint
-from ..text import escaped, plural, shell_word, terminal_safe
+from ..text import escaped, literal, plural, shell_word, terminal_safe
 
 
 @click.group()
@@ -82,7 +82,7 @@ def install(
     path = setup.settings_path(user=user, settings=settings_file)
     commands = {kind: setup.hook_command(kind, root if kind == "prompt" else None) for kind in kinds}
     if dry_run:
-        click.echo(f"would write to {path}:")
+        click.echo(f"would write to {literal(str(path))}:")
         for kind, command in commands.items():
             click.echo(f"  {setup.HOOKS[kind][0]}: {command}")
         return

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import config
-from ..db import connection, written
+from ..db import connection, refuse_foreign, written
 from ..migrations import disk_bytes
 from ..moments import local_iso
 
@@ -107,6 +107,7 @@ def prune_ledger(
     report = LedgerPruneReport(path=str(path), before=before, dropped={table: 0 for table, _ in TABLES})
     with contextlib.suppress(OSError):
         if not path.exists() or (path.is_file() and path.stat().st_size == 0):
+            refuse_foreign(path)  # /proc/self/status: 0 bytes to stat, text to read, no database
             report.existed = False  # `brain turns` reads these as nothing recorded: none is made
             return report
     report.bytes_before = disk_bytes(path)
@@ -169,6 +170,7 @@ def ledger_preview(before: float, *, path: Path | None = None) -> dict[str, Any]
     }
     with contextlib.suppress(OSError):
         if not path.exists() or (path.is_file() and path.stat().st_size == 0):
+            refuse_foreign(path)  # /proc/self/status: 0 bytes to stat, text to read, no database
             return preview
     cutoff = before / 86400 + _UNIX_EPOCH_JD
     firsts: list[float] = []
