@@ -2029,3 +2029,16 @@ def test_each_moment_argument_names_the_words_it_takes_in_english_and_russian(to
     for word in words:  # and each is taken
         past_moment(word)
         window_start(word)
+
+
+def test_install_dry_run_prints_a_config_name_with_a_line_break_on_one_line(toy_vault, tmp_path):
+    # "would write to PATH:" printed the --config name raw: its line break split the line, and
+    # the JSON after it no longer began on the second line
+    config_file = tmp_path / "mc\np.json"
+    out = CliRunner().invoke(
+        cli, ["mcp", "install", "--vault", str(toy_vault), "--config", str(config_file), "--dry-run"]
+    )
+    assert out.exit_code == 0, out.output
+    head, body = out.output.split("\n", 1)
+    assert head == f"would write to {tmp_path}/mc\\np.json:", out.output
+    assert "mcpServers" in json.loads(body) and not config_file.exists()

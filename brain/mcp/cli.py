@@ -11,6 +11,7 @@ import click
 
 from ..cli_options import not_blank, vault_option
 from ..cli_support import library_errors, one_file, project_folder_hint
+from ..text import literal
 
 
 @click.group(invoke_without_command=True)
@@ -104,7 +105,8 @@ def install(
     entry = setup.server_entry(resolve_vault(vault))
     if dry_run:
         click.echo(
-            f"would write to {path}:\n" + json.dumps({"mcpServers": {name: entry}}, indent=2, ensure_ascii=False)
+            f"would write to {literal(str(path))}:\n"
+            + json.dumps({"mcpServers": {name: entry}}, indent=2, ensure_ascii=False)
         )
         return
     with project_folder_hint(not user and config_file is None):
