@@ -460,10 +460,13 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
 
 
 def _ledger_line(turns: int, last: str | None) -> str:
-    """The `ledger:` line of `brain status`: the turns recorded, and when the newest began (UTC)."""
+    """The `ledger:` line of `brain status`: the turns recorded, and when the newest began, in
+    local time as `brain turns` lists it (it was the ledger's UTC: two clocks for one moment)."""
     line = f"ledger: {turns:,} turn{'s' if turns != 1 else ''} recorded"
     if last:
-        line += f", the last begun {last[:16].replace('T', ' ')} UTC"
+        from .moments import recorded_local
+
+        line += f", the last begun {recorded_local(last, say_zone=True)}"
     return line
 
 

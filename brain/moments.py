@@ -401,14 +401,15 @@ def recorded_moment(stamp: str) -> float | None:
     return moment.timestamp()
 
 
-def recorded_local(stamp: str) -> str:
+def recorded_local(stamp: str, *, say_zone: bool = False) -> str:
     """A moment the ledger recorded, for people: local time to the minute (``2026-02-13 01:02``
-    in Tokyo for ``2026-02-12T16:02:31.000Z``), the days --since and --stats count in; one no
-    clock reads is its first 16 characters as they are."""
+    in Tokyo for ``2026-02-12T16:02:31.000Z``), the days --since and --stats count in, ``local``
+    after it with ``say_zone`` (a sentence, where a bare time read as UTC, as it was printed
+    before); one no clock reads is its first 16 characters as they are, no zone said."""
     moment = recorded_moment(stamp)
     try:
         if moment is not None:
-            return local_time(moment)
+            return local_time(moment) + (" local" if say_zone else "")
     except (ValueError, OverflowError, OSError):
         pass
     return stamp[:16].replace("T", " ")

@@ -325,8 +325,10 @@ def test_a_kept_aside_row_is_masked_and_the_users_alone(tmp_path, no_catch_up_pr
     raw.close()
 
 
-def test_brain_status_says_rows_wait_and_brain_recalls_records_them(tmp_path, no_catch_up_process):
+def test_brain_status_says_rows_wait_and_brain_recalls_records_them(tmp_path, no_catch_up_process, zone):
     from click.testing import CliRunner
+
+    zone("Asia/Tokyo")  # the last turn's time is local, as `brain turns` shows it
 
     from brain.cli import cli
 
@@ -348,7 +350,7 @@ def test_brain_status_says_rows_wait_and_brain_recalls_records_them(tmp_path, no
     assert "recorded 1 row the hooks had kept aside" in shown.stderr
     assert [r["prompt"] for r in json.loads(shown.stdout)] == ["why"]
     after = CliRunner().invoke(cli, ["status", "--vault", str(vault)]).stdout
-    assert "kept aside" not in after and "ledger: 1 turn recorded, the last begun 2026-01-01 00:00 UTC" in after
+    assert "kept aside" not in after and "ledger: 1 turn recorded, the last begun 2026-01-01 09:00 local" in after
 
 
 def test_a_hook_waits_for_a_command_upgrading_only_as_long_as_its_budget(tmp_path, no_catch_up_process, monkeypatch):

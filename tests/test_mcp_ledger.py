@@ -171,7 +171,8 @@ def _make_newer(db: Path) -> None:
     conn.close()
 
 
-def test_recent_turns_says_turns_kept_aside_are_not_listed_and_leaves_them_aside(toy_vault):
+def test_recent_turns_says_turns_kept_aside_are_not_listed_and_leaves_them_aside(toy_vault, zone):
+    zone("Asia/Tokyo")  # UTC+9: local time is not the ledger's UTC
     _index(toy_vault)
     db = config.db_path()
     _seed(db)
@@ -187,7 +188,8 @@ def test_recent_turns_says_turns_kept_aside_are_not_listed_and_leaves_them_aside
     assert said.endswith("`brain turns` applies it and records them"), said
     import time
 
-    assert time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(int(first) / 1e9)) in said
+    # in local time, as `brain turns` lists turns (it was UTC: two clocks for one moment)
+    assert f"(the first at {time.strftime('%Y-%m-%d %H:%M', time.localtime(int(first) / 1e9))} local)" in said, said
     with served(toy_vault, watch=False):
         assert _answer(mcp_call(toy_vault, "recent_turns", {"limit": 1}, use_server=True))["warnings"] == [said]
     assert _files(db) == before  # counted, never recorded: `brain turns` does that
@@ -228,12 +230,39 @@ def test_status_answers_with_a_ledger_it_cannot_read_saying_why(toy_vault, damag
     assert text.exit_code == 0 and f"ledger: {error}" in text.stdout.splitlines(), text.output
 
 
-def test_brain_status_counts_the_turns_recorded_and_says_when_the_last_began(toy_vault):
+def test_brain_status_counts_the_turns_recorded_and_says_when_the_last_began(toy_vault, zone):
+    """In local time, as `brain turns` lists it: `brain status` said the ledger's UTC ("the last
+    begun 2026-11-29 09:30 UTC") where `brain turns` showed the same turn at 18:30 in Tokyo."""
+    zone("Asia/Tokyo")  # UTC+9, no summer time
     _index(toy_vault)
     assert "ledger:" not in CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)]).stdout  # none yet
     _seed(config.db_path())
     lines = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)]).stdout.splitlines()
-    assert "ledger: 3 turns recorded, the last begun 2026-11-29 09:30 UTC" in lines, lines
+    assert "ledger: 3 turns recorded, the last begun 2026-11-29 18:30 local" in lines, lines
+    listed = CliRunner().invoke(cli, ["turns"]).stdout
+    assert listed.startswith("2026-11-29 18:30  "), listed  # one clock for one moment
+    as_json = json.loads(CliRunner().invoke(cli, ["status", "--vault", str(toy_vault), "--json"]).stdout)
+    assert as_json["ledger_last_turn"] == "2026-11-29T09:30:00.000Z"  # the JSON keeps the ledger's UTC
+
+
+def test_a_kept_aside_file_whose_name_no_clock_reads_is_counted_without_a_time(toy_vault, zone):
+    """A kept-aside turn whose file's name began "²-" (a digit to ``isdigit``, not to ``int``) or
+    with more digits than a clock reads failed `recent_turns` (ValueError, OverflowError); it is
+    counted, no time said."""
+    from brain.ledger.state import kept_aside_warning
+
+    zone("Asia/Tokyo")
+    _index(toy_vault)
+    db = config.db_path()
+    _seed(db)
+    _keep_aside(db, turns=1)
+    (kept,) = kept_aside_dir(db).glob("*.json")
+    for name in ("\u00b2-1.json", "9" * 30 + "-1.json", "9" * 240 + "-1.json"):
+        kept = kept.rename(kept.with_name(name))
+        said = kept_aside_warning()
+        assert said and said.startswith("1 turn the Stop hook recorded is kept aside, not in "), said
+        (warning,) = _answer(mcp_call(toy_vault, "recent_turns", {}))["warnings"]
+        assert warning == said
 
 
 def test_status_says_whether_there_is_an_index_as_brain_status_json_does(toy_vault):

@@ -16,7 +16,6 @@ import os
 import re
 import sqlite3
 import stat
-import time
 from pathlib import Path
 from typing import Any
 
@@ -126,9 +125,9 @@ def _error(path: Path, exc: BaseException) -> BrainError:
 
 def kept_aside_turns(db_path: Path | None = None) -> tuple[int, str | None]:
     """How many turns the hooks kept aside for ``db_path`` (rows of prompts not counted), and when
-    the first of them was kept (UTC, to the minute; None without any). Read, never recorded: a
-    row's kind is read from the head of its file, its time from its name (``keep_aside``'s
-    ``<time_ns>-<pid>.json``)."""
+    the first of them was kept (local time to the minute, ``local`` after it; None without any).
+    Read, never recorded: a row's kind is read from the head of its file, its time from its name
+    (``keep_aside``'s ``<time_ns>-<pid>.json``)."""
     try:
         folder = kept_aside_dir(db_path or config.db_path())
         names = sorted(p.name for p in folder.iterdir() if is_kept_row(p.name))
@@ -149,10 +148,24 @@ def kept_aside_turns(db_path: Path | None = None) -> tuple[int, str | None]:
             continue
         count += 1
         if first is None:
-            stamp = name.split("-", 1)[0]
-            if stamp.isdigit():
-                first = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(int(stamp) / 1e9))
+            first = _kept_at(name)
     return count, first
+
+
+def _kept_at(name: str) -> str | None:
+    """When a kept-aside row was kept, from its file's name (``<time_ns>-<pid>.json``), in local
+    time as `brain turns` lists turns (it was UTC: two clocks for one moment); None for a name
+    whose time no clock reads. ASCII digits only: ``²`` is a digit to ``isdigit`` and not to
+    ``int``, which failed the MCP answer on such a name."""
+    stamp = name.split("-", 1)[0]
+    if not (stamp.isascii() and stamp.isdigit()):
+        return None
+    from ..moments import local_time
+
+    try:
+        return local_time(int(stamp) / 1e9) + " local"
+    except (ValueError, OverflowError, OSError):  # past the calendar's ends
+        return None
 
 
 def kept_aside_warning(db_path: Path | None = None, *, newer: bool = False) -> str | None:
