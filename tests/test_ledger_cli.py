@@ -318,3 +318,27 @@ def test_hook_install_dry_run_prints_a_settings_name_with_a_line_break_on_one_li
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[0] == f"would write to {tmp_path}/set\\ntings.json:"
     assert not settings.exists()
+
+
+def test_a_hand_edited_time_holding_a_line_break_stays_on_its_line(tmp_path):
+    """A started_at no clock reads is shown as it is: one holding a line break (hand-edited)
+    split `brain turns`' row and `brain status`' ledger line in two, an escape sequence in it
+    reached the terminal; now the break is written \\n and the sequence dropped."""
+    import sqlite3
+
+    from brain import config
+
+    _record(tmp_path, session="aaaa-1", ask="late work")
+    conn = sqlite3.connect(config.db_path())
+    conn.execute("UPDATE turns SET started_at = 'late\non \x1b[2Jtuesday'")
+    conn.commit()
+    conn.close()
+    result = CliRunner().invoke(cli, ["turns"])
+    assert result.exit_code == 0 and result.output.startswith("late\\non tues  "), result.output
+    assert "\x1b" not in result.output
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "a.md").write_text("# A\n")
+    status = CliRunner().invoke(cli, ["status", "--vault", str(vault)])
+    assert status.exit_code == 0, status.output
+    assert "ledger: 1 turn recorded, the last begun late\\non tues" in status.output.splitlines(), status.output
