@@ -1709,7 +1709,7 @@ def test_pruning_the_past_frees_its_search_index_too(tmp_path):
             store.close()
 
     full = search_bytes()
-    out = CliRunner().invoke(cli, ["prune", "--vault", str(root), "--before", "2100-01-01", "--vacuum"])
+    out = CliRunner().invoke(cli, ["prune", "--yes", "--vault", str(root), "--before", "2100-01-01", "--vacuum"])
     assert out.exit_code == 0 and "pruned 11 past versions" in out.output, out.output
     assert search_bytes() < full / 20
 
