@@ -11,7 +11,7 @@ timed ask runs on the store's connection (an ``sqlite3`` trace callback, so its 
 comparable with a run without it): their p50 and max per ask, and the most run, by text.
 
 The digest is every query's ranked notes with their scores (repr of the floats, so "the same"
-means bit for bit), per set: ``--save FILE`` writes it, ``--check FILE`` exits 1 naming the
+means bit for bit) and the linked note that brought each in (``via``), per set: ``--save FILE`` writes it, ``--check FILE`` exits 1 naming the
 queries whose answer differs. A speed-up must leave it unchanged:
 
     BRAIN_HOME=/tmp/x-home python bench/ask_profile.py --save /tmp/before.json   # on the old code
@@ -59,7 +59,12 @@ def pct(values: list[float], q: float) -> float:
 
 
 def answer_digest(result) -> list:
-    return [[c.path, repr(float(c.score)), repr(float(c.dense_score))] for c in result.results]
+    """Each ranked note with its scores, and the linked note that brought it in (``via``, shown
+    to the user: a change of which seed reached a note must not pass as the same answer)."""
+    return [
+        [c.path, repr(float(c.score)), repr(float(c.dense_score)), c.via.as_dict() if c.via else None]
+        for c in result.results
+    ]
 
 
 class Sampler:
