@@ -751,3 +751,25 @@ def test_a_row_kept_aside_keeps_its_partial_flag(tmp_path, no_catch_up_process):
         assert [tuple(r) for r in conn.execute("SELECT partial, tools FROM turns WHERE session_id = 's1'")] == [
             (1, '{"Bash": 3}')
         ]
+
+
+def test_a_prune_drops_the_rows_kept_aside_before_its_moment_too(tmp_path, no_catch_up_process):
+    """A turn kept aside (its upgrade waiting) before `brain prune --ledger --before WHEN` was
+    recorded after the prune by the next catch-up, with the time it was kept: a turn from
+    before WHEN in the ledger the prune had cut (bench/chaos.py: "turns a finished ledger prune
+    dropped are back"). The prune records what waits aside first, then drops by the one rule."""
+    from click.testing import CliRunner
+
+    from brain.cli import cli
+
+    db = config.db_path()
+    _old_ledger(db)
+    deferred.keep_aside(db, deferred.TURN, {"turn_key": "s1:p1", "session_id": "s1", "ask": "kept"})
+    time.sleep(1.1)  # the prune's moment (to the second) after the row's
+    moment = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime())
+    pruned = CliRunner().invoke(cli, ["prune", "--ledger", "--before", moment, "--yes", "--json"])
+    assert pruned.exit_code == 0, pruned.output
+    assert json.loads(pruned.stdout)["dropped"]["turns"] == 2
+    shown = CliRunner().invoke(cli, ["turns", "--json"])
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.stdout) == [] and not deferred.waiting(db)

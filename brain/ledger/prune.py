@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import config
-from ..db import connection, refuse_foreign, written
+from ..db import NewerLedger, connection, refuse_foreign, written
 from ..migrations import disk_bytes
 from ..moments import local_iso
+from .deferred import catch_up
 
 # Each table and the column that says when its row was recorded. turns.created_at is when the
 # Stop hook first wrote the row (started_at is when the prompt was typed, which a resumed
@@ -110,6 +111,11 @@ def prune_ledger(
             refuse_foreign(path)  # /proc/self/status: 0 bytes to stat, text to read, no database
             report.existed = False  # `brain turns` reads these as nothing recorded: none is made
             return report
+    if before is not None:
+        # What the hooks kept aside while an upgrade waited is recorded first: recorded after
+        # the prune, a row takes the time it was kept, and one from before WHEN was back.
+        with contextlib.suppress(NewerLedger):  # the prune's own open says it, in its words
+            catch_up(path)
     report.bytes_before = disk_bytes(path)
     with connection(path) as conn:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
