@@ -106,25 +106,33 @@ VAULT_KEY = "vault_path"  # meta: the vault's resolved path, written by every co
 MOVED_FROM_KEY = "moved_from"  # meta: the path a take-over moved the index from (``moved.py``)
 
 
-def recorded_vault(database: Path, sample: int) -> tuple[str, list[str], str | None] | None:
-    """The vault path, up to ``sample`` note paths and the path a take-over moved it from that
-    the index ``database`` recorded, read-only (``moved.py``: a vault moved or renamed); None
-    when it records no path (made before brain wrote one) or cannot be read."""
+def _recorded(database: Path, sample: int) -> tuple[str | None, list[str], str | None] | None:
+    """What the index ``database`` records of its vault, read-only: its path (None: made before
+    brain wrote one), up to ``sample`` note paths and the path a take-over moved it from; None
+    when it cannot be read."""
     try:
         conn = sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True, timeout=1.0)
     except (sqlite3.Error, ValueError):
         return None
     try:
         row = conn.execute("SELECT value FROM meta WHERE key = ?", (VAULT_KEY,)).fetchone()
-        if not row or not row[0]:
-            return None
         paths = [r[0] for r in conn.execute("SELECT path FROM notes ORDER BY id LIMIT ?", (sample,))]
         before = conn.execute("SELECT value FROM meta WHERE key = ?", (MOVED_FROM_KEY,)).fetchone()
-        return str(row[0]), paths, str(before[0]) if before else None
+        return (str(row[0]) if row and row[0] else None), paths, (str(before[0]) if before else None)
     except sqlite3.Error:
         return None
     finally:
         conn.close()
+
+
+def recorded_vault(database: Path, sample: int) -> tuple[str, list[str], str | None] | None:
+    """The vault path, up to ``sample`` note paths and the path a take-over moved it from that
+    the index ``database`` recorded, read-only (``moved.py``: a vault moved or renamed); None
+    when it records no path (made before brain wrote one) or cannot be read."""
+    recorded = _recorded(database, sample)
+    if recorded is None or recorded[0] is None:
+        return None
+    return recorded[0], recorded[1], recorded[2]
 
 
 def record_moved(database: Path, vault: str, moved_from: str) -> None:
@@ -144,19 +152,8 @@ def record_moved(database: Path, vault: str, moved_from: str) -> None:
 def unrecorded_notes(database: Path, sample: int) -> list[str] | None:
     """Up to ``sample`` note paths of the index ``database`` when it records no vault path (made
     by a brain before it recorded one, and not indexed since), read-only; else None."""
-    try:
-        conn = sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True, timeout=1.0)
-    except (sqlite3.Error, ValueError):
-        return None
-    try:
-        row = conn.execute("SELECT value FROM meta WHERE key = ?", (VAULT_KEY,)).fetchone()
-        if row and row[0]:
-            return None
-        return [r[0] for r in conn.execute("SELECT path FROM notes ORDER BY id LIMIT ?", (sample,))]
-    except sqlite3.Error:
-        return None
-    finally:
-        conn.close()
+    recorded = _recorded(database, sample)
+    return recorded[1] if recorded is not None and recorded[0] is None else None
 
 
 class IndexStore(LexicalStore, HistoryStore):
