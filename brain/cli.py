@@ -25,6 +25,7 @@ from .cli_options import (
     writer_waiting,
 )
 from .cli_support import BrainGroup, WordsCommand, emit_json, library_errors, search_hint, setup_logging, warn
+from .cli_support import interactive as _interactive
 from .recall.types import AB_MODES, DEFAULT_K, RecallResult, RecallSettings
 from .text import escaped, plural, shell_word, terminal_safe, valid_unicode  # re only; cli_support loaded it
 
@@ -1222,12 +1223,6 @@ def _offer_an_unrecorded_index(vault: str | None) -> None:
     ):
         moved.adopt(root, directory, found[0])
         click.echo(escaped(f"brain: {root}: the index {found[0]} is this vault's now, history included"), err=True)
-
-
-def _interactive() -> bool:
-    import sys
-
-    return sys.stdin.isatty()
 
 
 def _history_line(h: dict) -> str:

@@ -416,3 +416,9 @@ def _typed(ref: str) -> str:
     typed = f'"{ref}"' if not set(ref) & set('"$`\\!') else shlex.quote(ref)
     # a name beginning with a dash is an option to the command ("-retries in kafka": no such option -r)
     return f"-- {typed}" if ref.startswith("-") else typed
+
+
+def interactive() -> bool:
+    """Whether a person can answer a question here (stdin a terminal): the commands that ask
+    before they drop or take over what a user has (`brain index --rebuild`, `brain prune`)."""
+    return sys.stdin.isatty()

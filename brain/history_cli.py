@@ -8,6 +8,7 @@ import click
 
 from .cli_options import vault_option, wait_option, writer_waiting
 from .cli_support import emit_json, library_errors, search_hint, setup_logging
+from .cli_support import interactive as _interactive
 from .text import escaped, literal, plural, terminal_safe
 
 if TYPE_CHECKING:
@@ -300,12 +301,6 @@ def _confirm_dropping(
         raise click.ClickException(f"{message}. Nothing dropped: add --yes to drop it")
     if not click.confirm(f"{message}.\nDrop it?", default=False, err=True):
         raise click.Abort()
-
-
-def _interactive() -> bool:
-    import sys
-
-    return sys.stdin.isatty()
 
 
 def _disk_line(before: int, after: int) -> str:
