@@ -14,6 +14,7 @@ from itertools import chain
 from typing import Any, Generic, TypeVar
 
 Row = TypeVar("Row")
+Value = TypeVar("Value")
 VectorRow = tuple[int, int, bytes]  # (chunk id, note id, vector as stored)
 
 
@@ -58,47 +59,27 @@ class StateReads(Generic[Row]):
 
     def chunk_rows(self, chunk_ids: Sequence[int], read: Callable[[list[int]], dict[int, Row]]) -> dict[int, Row]:
         """``read``'s answer for ``chunk_ids``, reading only the chunks not read before."""
-        rows = self._rows
-        _read_missing(rows, chunk_ids, read, None, self.ROWS_LIMIT)
-        out: dict[int, Row] = {}
-        for chunk_id in chunk_ids:
-            row = rows[chunk_id]
-            if row is not None:
-                out[chunk_id] = row
-        return out
+        return _answer(self._rows, chunk_ids, read, None, self.ROWS_LIMIT)
 
     def chunk_note_ids(self, chunk_ids: Sequence[int], read: Callable[[list[int]], dict[int, int]]) -> dict[int, int]:
         """``read``'s answer for ``chunk_ids``, reading only the chunks not read before."""
-        note_of = self._note_of
-        _read_missing(note_of, chunk_ids, read, None, self.LIMIT)
-        out: dict[int, int] = {}
-        for chunk_id in chunk_ids:
-            note_id = note_of[chunk_id]
-            if note_id is not None:
-                out[chunk_id] = note_id
-        return out
+        return _answer(self._note_of, chunk_ids, read, None, self.LIMIT)
 
     def out_degrees(self, note_ids: Sequence[int], read: Callable[[list[int]], dict[int, int]]) -> dict[int, int]:
         """``read``'s answer for ``note_ids`` (the notes with a degree above 0), reading only
         the notes not read before."""
-        degree = self._degree
-        _read_missing(degree, note_ids, read, 0, self.LIMIT)
-        return {n: d for n in note_ids if (d := degree[n])}
+        return _answer(self._degree, note_ids, read, 0, self.LIMIT)
 
     def notes_brief(
         self, note_ids: Sequence[int], read: Callable[[list[int]], dict[int, tuple[str, str]]]
     ) -> dict[int, tuple[str, str]]:
         """``read``'s answer for ``note_ids``, reading only the notes not read before."""
-        brief = self._brief
-        _read_missing(brief, note_ids, read, None, self.NOTES_LIMIT)
-        return {n: b for n in note_ids if (b := brief[n]) is not None}
+        return _answer(self._brief, note_ids, read, None, self.NOTES_LIMIT)
 
     def note_chunk_counts(self, note_ids: Sequence[int], read: Callable[[list[int]], dict[int, int]]) -> dict[int, int]:
         """``read``'s answer for ``note_ids`` (the notes with a chunk), reading only the notes not
         read before."""
-        count = self._chunk_count
-        _read_missing(count, note_ids, read, 0, self.NOTES_LIMIT)
-        return {n: c for n in note_ids if (c := count[n])}
+        return _answer(self._chunk_count, note_ids, read, 0, self.NOTES_LIMIT)
 
     def note_chunk_codes(
         self, note_ids: Sequence[int], read: Callable[[list[int]], list[VectorRow]]
@@ -123,11 +104,12 @@ class StateReads(Generic[Row]):
         return list(chain.from_iterable(map(held.__getitem__, wanted)))
 
 
-def _read_missing(
-    held: dict[int, Any], keys: Sequence[int], read: Callable[[list[int]], dict[int, Any]], absent: Any, limit: int
-) -> None:
-    """Put into ``held`` ``read``'s answer for the ``keys`` it does not hold (``absent`` for a key
-    the answer lacks); past ``limit`` entries it starts again empty, holding this call's keys."""
+def _answer(
+    held: dict[int, Any], keys: Sequence[int], read: Callable[[list[int]], dict[int, Value]], absent: Any, limit: int
+) -> dict[int, Value]:
+    """``read``'s answer for ``keys``, but for those it lacks (held as ``absent``), in their
+    first-seen order, reading only the keys ``held`` does not hold; past ``limit`` entries
+    ``held`` starts again empty, holding this call's keys."""
     missing = [k for k in dict.fromkeys(keys) if k not in held]
     if len(held) + len(missing) > limit:
         held.clear()
@@ -136,3 +118,4 @@ def _read_missing(
         found = read(missing)
         for key in missing:
             held[key] = found.get(key, absent)
+    return {key: value for key in keys if (value := held[key]) != absent}
