@@ -1,6 +1,6 @@
 """Click options shared by the commands that run recall (`brain ask`, `brain eval`), by those
 that write a vault's index (`brain index`, `brain prune`: --wait), and by the ledger's listings
-(`brain turns`, `brain recalls`: --session).
+(`brain turns`, `brain recalls`: --session, --since).
 
 One definition, one default: the defaults are the recall stages' own constants.
 """
@@ -56,6 +56,19 @@ session_option = click.option(
     callback=not_blank("names no session", "give its id (a prefix is enough)", "for every session"),
     help="Only this session (a prefix of the id is enough).",
 )
+
+
+def since_option(rows: str, read_alike: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The ledger's listings' --since WHEN, which ``moments.window_start`` reads: one help, in
+    one place, for the forms it takes (``rows``: what is listed; ``read_alike``: what else reads
+    it so)."""
+    return click.option(
+        "--since",
+        metavar="WHEN",
+        help=f"Only {rows} since WHEN: a span back (30m, 12h, 7d), today, yesterday (сегодня, вчера), or a date "
+        f"(2026-11-01: from its start, local time; a time and a zone may follow), as {read_alike}.",
+    )
+
 
 # Seconds `brain index` and `brain prune` wait for another writer of the vault's index (brain
 # serve's watcher, mostly) before giving up. Served, 13th-age-srd, MiniLM, two busy cores

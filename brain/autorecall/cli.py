@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from ..cli_options import session_option
+from ..cli_options import session_option, since_option
 from ..cli_support import emit_json, library_errors, list_or_stats_flags
 from ..text import escaped, plural, terminal_safe
 
@@ -25,12 +25,7 @@ from ..text import escaped, plural, terminal_safe
     help="How many prompts (without --stats).",
 )
 @session_option
-@click.option(
-    "--since",
-    metavar="WHEN",
-    help="Only prompts recorded since WHEN: a span back (30m, 12h, 7d), today, yesterday (сегодня, вчера), or a date (2026-11-01: "
-    "from its start, local time; a time and a zone may follow), as `brain turns --since` reads it.",
-)
+@since_option("prompts recorded", "`brain turns --since` reads it")
 @click.option(
     "--stats", is_flag=True, help="Per day: prompts with and without notes and why, latency, notes then read or edited."
 )

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from ..cli_options import not_blank, session_option, vault_option
+from ..cli_options import not_blank, session_option, since_option, vault_option
 from ..cli_support import emit_json, library_errors, list_or_stats_flags, one_file, project_folder_hint
 from ..text import escaped, literal, plural, shell_word, terminal_safe
 
@@ -218,12 +218,7 @@ def prompt() -> None:
     callback=not_blank("names no project", "give its folder's name", "for every project"),
     help="Only this project (the git root's folder name).",
 )
-@click.option(
-    "--since",
-    metavar="WHEN",
-    help="Only turns begun since WHEN: a span back (30m, 12h, 7d), today, yesterday (сегодня, вчера), or a date (2026-11-01: from "
-    "its start, local time; a time and a zone may follow), as `brain ab report --since` and MCP recent_turns read it.",
-)
+@since_option("turns begun", "`brain ab report --since` and MCP recent_turns read it")
 @click.option(
     "--stats", is_flag=True, help="Turns recorded; per day and project, top tools, most-touched files of the last days."
 )
