@@ -14,7 +14,8 @@ import datetime as dt
 import math
 import re
 import time
-from typing import Literal
+from collections.abc import Callable
+from typing import Literal, TypeVar
 
 from .errors import ConfigError, quoted
 
@@ -29,6 +30,7 @@ NOW = "now"
 _IN_RUSSIAN = {"сегодня": "today", "вчера": "yesterday", "сейчас": NOW}
 
 DayEnd = Literal["end", "start"]  # which moment of a day a date means (``parse_moment``)
+Written = TypeVar("Written")  # a date as the command reads it (``_read``)
 
 # What every option and argument naming a moment takes (its error says so, in these words).
 FORMS = (
@@ -91,14 +93,7 @@ def parse_moment(text: str, option: str = "--as-of", *, now: float | None = None
     timestamp look at the local time a day either side (for a fold), and year 0 and year 10000
     have none; the error said "years 1 to 9999" and refused ``--as-of 0001-01-01``."""
     now = time.time() if now is None else now
-    try:
-        value = typed(text)
-        span = _span(value)
-        named = None if span is not None else _named(value, now)
-        if span is None and named is None:
-            written = _date_or_datetime(value) if date_means == "end" else first_moment(value)
-    except ValueError:
-        raise _refused(option, text) from None
+    span, named, written = _read(text, option, now, _date_or_datetime if date_means == "end" else first_moment)
     try:
         if span is not None:
             moment = now - _span_seconds(span)
@@ -109,6 +104,7 @@ def parse_moment(text: str, option: str = "--as-of", *, now: float | None = None
         elif isinstance(written, dt.datetime):
             moment = written.timestamp() if written.tzinfo else local_timestamp(written)
         else:
+            assert written is not None  # not a span, not named: written
             moment = _end_of_day(written)
     except (ValueError, OverflowError, OSError):  # a span of thousands of digits; a local time past year 1 or 9999
         moment = math.nan
@@ -117,6 +113,22 @@ def parse_moment(text: str, option: str = "--as-of", *, now: float | None = None
             f"{option} {quoted(text)} is at or past an end of the calendar ({CALENDAR}): it takes {FORMS}"
         )
     return moment
+
+
+def _read(
+    text: str, option: str, now: float, written: Callable[[str], Written]
+) -> tuple[tuple[str, str] | None, dt.date | str | None, Written | None]:
+    """What a user typed as a moment (``parse_moment``, ``window_start``), by the one order its
+    forms are tried in: a span back from now, else a day named or ``now`` (``_named``), else a
+    date, or a date and time, as ``written`` reads it; one of the three is not None. A form it is
+    none of is refused in ``option``'s words."""
+    try:
+        value = typed(text)
+        span = _span(value)
+        named = None if span is not None else _named(value, now)
+        return span, named, written(value) if span is None and named is None else None
+    except ValueError:
+        raise _refused(option, text) from None
 
 
 def counted_back(text: str) -> bool:
@@ -137,14 +149,7 @@ def window_start(text: str, option: str = "--since", *, now: float | None = None
     time; a span back from now; ``now``. One before year 1 is ``datetime.min`` (everything), one
     after 9999 ``datetime.max`` (nothing)."""
     now = time.time() if now is None else now
-    try:
-        value = typed(text)
-        span = _span(value)
-        named = None if span is not None else _named(value, now)
-        if span is None and named is None:
-            since = first_moment(value)
-    except ValueError:
-        raise _refused(option, text) from None
+    span, named, since = _read(text, option, now, first_moment)
     utc_now = dt.datetime.fromtimestamp(now, dt.timezone.utc).replace(tzinfo=None)
     if span is not None:
         try:
@@ -155,6 +160,7 @@ def window_start(text: str, option: str = "--since", *, now: float | None = None
         return utc_now
     if isinstance(named, dt.date):
         since = dt.datetime.combine(named, dt.time.min)
+    assert since is not None  # not a span, not named: written
     try:
         if since.tzinfo is None:  # local time: its offset that day (astimezone reads a naive one so)
             since = since.astimezone()
