@@ -206,14 +206,7 @@ def index_vault(
     root = resolve_vault(vault)
     model_name = model_name or (embedder.name if embedder else config.embed_model_name())
     directory = config.index_dir(root)
-    waited_from: list[float] = []
-
-    def begun(pid: int | None) -> None:
-        waited_from.append(time.perf_counter())
-        if waiting is not None:
-            waiting(pid)
-
-    with index_errors(directory, root), vault_lock(directory, wait=wait, waiting=begun) as held:
+    with index_errors(directory, root), vault_lock(directory, wait=wait, waiting=waiting) as held:
         # the time of this run's pass: a run that waited for another said "(3.4s)" for a pass of 0.3 s
         started = time.perf_counter()
         try:
@@ -266,7 +259,7 @@ def index_vault(
                 held.drop_file()
             raise
     report.seconds = round(time.perf_counter() - started, 3)
-    report.waited = round(started - waited_from[0], 3) if waited_from else 0.0
+    report.waited = round(held.waited, 3)
     return report
 
 

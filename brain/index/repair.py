@@ -52,15 +52,8 @@ def repair_vault(
     report = RepairReport(vault=str(root))
     missing: list[str] = []
     lost_meta: IndexDamagedError | None = None
-    waited_from: list[float] = []
-
-    def begun(pid: int | None) -> None:
-        waited_from.append(time.perf_counter())
-        if waiting is not None:
-            waiting(pid)
-
     # an unwritable home: one line, as `index` says it
-    with index_errors(directory, root), vault_lock(directory, wait=wait, waiting=begun):
+    with index_errors(directory, root), vault_lock(directory, wait=wait, waiting=waiting) as held:
         # the repair's time: one that waited for a `brain index` said "in 42.3 s" for seconds of work
         started = time.perf_counter()
         try:
@@ -105,7 +98,7 @@ def repair_vault(
             if not stat.S_ISDIR(os.lstat(cache_file).st_mode):  # a folder is the user's: `brain ask` names it
                 cache_file.unlink()
     report.seconds = round(time.perf_counter() - started, 2)
-    report.waited = round(started - waited_from[0], 2) if waited_from else 0.0
+    report.waited = round(held.waited, 2)
     return report
 
 

@@ -39,10 +39,12 @@ LOOK_EVERY = 0.1  # seconds between two tries of a writer waiting for the lock
 
 
 class HeldLock:
-    """The vault's writer lock, held: ``drop_file`` removes its file where this process made it."""
+    """The vault's writer lock, held: ``drop_file`` removes its file where this process made it;
+    ``waited``: the seconds from the moment its taker began to wait for another writer (told
+    ``vault_lock``'s ``waiting``) to the moment it took it, 0.0 when it did not wait."""
 
-    def __init__(self, path: Path | None = None, fd: int = -1, made: bool = False) -> None:
-        self.path, self._fd, self._made = path, fd, made
+    def __init__(self, path: Path | None = None, fd: int = -1, made: bool = False, waited: float = 0.0) -> None:
+        self.path, self._fd, self._made, self.waited = path, fd, made, waited
 
     def drop_file(self) -> None:
         """Remove the lock file, still held, where this run made it and it is still the file at its
@@ -77,6 +79,7 @@ def vault_lock(
     config.private_folder(directory.parent)
     path = lock_path(directory)
     deadline: float | None = None
+    began: float | None = None  # when the wait for another writer began
     while True:
         fd, made = _open_lock(path)
         with os.fdopen(fd, "a") as handle:
@@ -87,7 +90,7 @@ def vault_lock(
                 except BlockingIOError as exc:
                     now = time.monotonic()
                     if deadline is None and wait > 0:
-                        deadline = now + wait
+                        began, deadline = now, now + wait
                         if waiting is not None:
                             waiting(flock_holder(handle.fileno()))
                     if deadline is None or now >= deadline:
@@ -101,7 +104,7 @@ def vault_lock(
             except FileNotFoundError:
                 current = False
             if current:
-                yield HeldLock(path, fd, made)
+                yield HeldLock(path, fd, made, 0.0 if began is None else time.monotonic() - began)
                 return
 
 
