@@ -146,6 +146,12 @@ class Base:
     def nonce(self) -> str:
         return str(self.header["nonce"])
 
+    def answers(self, term: str) -> bool:
+        """Whether the base answers for ``term`` as FTS5 would: a term FTS5 tokenized otherwise at
+        the build (``excluded``), or one SQLite's own tokenizer does not keep as one token of
+        itself, is FTS5's to count and score."""
+        return term not in self.excluded and _one_token(term) == term
+
     def term(self, term: str) -> int | None:
         """The term's number, or None when no chunk of the base holds it."""
         key = term.encode("utf-8", "surrogatepass")
@@ -671,7 +677,7 @@ def chunk_counts(store: IndexStore, terms: Sequence[str]) -> dict[str, int] | No
         base = state.base
         out: dict[str, int] = {}
         for term in terms:
-            if term in base.excluded or _one_token(term) != term:
+            if not base.answers(term):
                 return None
             count = state.changed_count.get(term, 0)
             number = base.term(term)
@@ -729,7 +735,7 @@ def _search(
         return None
     base = state.base
     for term in terms:
-        if term in base.excluded or _one_token(term) != term:
+        if not base.answers(term):
             _say("a query term the postings may hold otherwise than FTS5")
             return None
     rows, tokens = store.fts_totals()
