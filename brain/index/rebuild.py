@@ -129,32 +129,50 @@ def rebuild(
     for each in [*kept, *swapped_out]:
         say_kept(report, each)
     if report.moved_aside:
-        # In the report, not the log: the CLI says it once, even with --json and --quiet.
-        moved = f"the {'' if newer else 'damaged '}index ({damage}) was moved to {report.moved_aside}"
-        if newer and broken:  # kept for that brain, which can repair it: not to be deleted unread
-            report.history_left = broken
-            message = (
-                f"{moved}; its history was not carried into the new index (this brain cannot read it by the"
-                " newer rules): what is left of it is only there, keep that folder for a brain of that version"
-                " (its `brain index --repair`)"
-            )
-        elif newer:
-            message = (
-                f"{moved}; its history was not carried into the new index (this brain cannot read it by the"
-                " newer rules): a brain of that version opens it there"
-            )
-        elif lost_history:  # the one copy of what the notes once said: not to be deleted unread
-            report.history_left = lost_history
-            message = (
-                f"{moved}; its history{_held(held)} could not be carried into the new index ({lost_history}),"
-                " which keeps history from now on: what is left of it is only there, keep that folder"
-            )
-        elif source is not None:
-            message = f"{moved}; its history was carried into the new index: delete it when you no longer need it"
-        else:
-            message = f"{moved}; delete it when you no longer need it"
-        report.warnings.append({"path": report.moved_aside, "message": message})
+        _say_moved_aside(
+            report, report.moved_aside, damage, newer, broken, lost_history, held, carried=source is not None
+        )
     return report
+
+
+def _say_moved_aside(
+    report: IndexReport,
+    aside: str,
+    damage: str | None,
+    newer: list[str],
+    broken: str | None,
+    lost_history: str | None,
+    held: dict[str, Any] | None,
+    *,
+    carried: bool,
+) -> None:
+    """The report's warning on the index a rebuild moved to ``aside``: why, and
+    what became of its history; ``history_left`` set where what is left of it is only there. In
+    the report, not the log: the CLI says it once, even with --json and --quiet."""
+    moved = f"the {'' if newer else 'damaged '}index ({damage}) was moved to {aside}"
+    if newer and broken:  # kept for that brain, which can repair it: not to be deleted unread
+        report.history_left = broken
+        message = (
+            f"{moved}; its history was not carried into the new index (this brain cannot read it by the"
+            " newer rules): what is left of it is only there, keep that folder for a brain of that version"
+            " (its `brain index --repair`)"
+        )
+    elif newer:
+        message = (
+            f"{moved}; its history was not carried into the new index (this brain cannot read it by the"
+            " newer rules): a brain of that version opens it there"
+        )
+    elif lost_history:  # the one copy of what the notes once said: not to be deleted unread
+        report.history_left = lost_history
+        message = (
+            f"{moved}; its history{_held(held)} could not be carried into the new index ({lost_history}),"
+            " which keeps history from now on: what is left of it is only there, keep that folder"
+        )
+    elif carried:
+        message = f"{moved}; its history was carried into the new index: delete it when you no longer need it"
+    else:
+        message = f"{moved}; delete it when you no longer need it"
+    report.warnings.append({"path": aside, "message": message})
 
 
 def say_kept(report: IndexReport, kept: str | None) -> None:
