@@ -47,6 +47,7 @@ from . import folders as folders_stage
 from . import graph as graph_stage
 from . import lexical as lexical_stage
 from . import names as names_stage
+from . import neighbour_titles as neighbour_titles_stage
 from . import ppr as ppr_stage
 from .gate import Holders, entity_gate, name_table
 from .live import live_hits
@@ -98,6 +99,7 @@ EXTRA_LANES = {
     "anchor_dense": ExtraLane(("ppr",), LANE_FAILURES, "graph"),
     "anchor_lex": ExtraLane(("ppr",), LANE_FAILURES, "graph"),
     "bridge": ExtraLane(("lexical", "ppr"), LANE_FAILURES, "graph"),
+    "neighbour_titles": ExtraLane(("lexical", "ppr"), LANE_FAILURES, "graph"),
 }
 
 
@@ -169,6 +171,7 @@ class Recaller:
         self._successors: dict[int, int] | None = None
         self._date_index: dates_stage.DateIndex | None = None
         self._folder_index: folders_stage.FolderIndex | None = None
+        self._neighbour_titles: neighbour_titles_stage.NeighbourTitles | None = None
         self._basis: carry.Basis | None = None
         # "read": take the names and link graph kept by an earlier run (recall/cache.py) when
         # first needed; "write": also keep them for the next run, on close, if built here.
@@ -1042,6 +1045,14 @@ class Recaller:
                 tuple(settings.lexical_weights),
                 passages=state.anchor_passages,
                 gone=self.gone,
+            )
+        if name == "neighbour_titles":
+            if self._neighbour_titles is None:  # once per recaller: its index state's links and titles
+                self._neighbour_titles = neighbour_titles_stage.NeighbourTitles.from_store(
+                    self.store, settings.anchor_hub
+                )
+            return neighbour_titles_stage.neighbour_titles_search(
+                self.store, self._neighbour_titles, self._match(state, settings), state.vector, depth
             )
         raise ValueError(f"no lane named {name!r}")
 

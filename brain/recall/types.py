@@ -94,7 +94,7 @@ DEFAULT_BONUS_SCALE: dict[str, float] = {"bridge": 3.0}
 # The lanes that read the links: PageRank, the anchor lanes (the passages that link to a note)
 # and the bridge lane (the notes the first hits link to). A note only they brought to the fused
 # pool is one the graph added (``RecallResult.candidates_added``, the A/B log).
-GRAPH_LANES = frozenset({"ppr", "anchor_dense", "anchor_lex", "bridge"})
+GRAPH_LANES = frozenset({"ppr", "anchor_dense", "anchor_lex", "bridge", "neighbour_titles"})
 FUSION_METHODS = ("rrf", "score")
 DEFAULT_BM25_WEIGHTS = (4.0, 2.0, 1.0)  # bm25() column weights: title, heading, text
 FRESHNESS_BOOST = 0.15  # at most +15% to the newest note of the pool, 0 to the oldest
@@ -162,7 +162,7 @@ class Mode:
         the hop of graph and gated is not a lane: its notes carry ``via`` instead."""
         if not self.ppr:
             return frozenset()
-        return GRAPH_LANES if self.lexical else GRAPH_LANES - {"bridge"}  # bridge: both families
+        return GRAPH_LANES if self.lexical else GRAPH_LANES - {"bridge", "neighbour_titles"}  # both families
 
     def __str__(self) -> str:
         return self.base + ("+rerank" if self.rerank else "")
