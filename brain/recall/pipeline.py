@@ -864,6 +864,13 @@ class Recaller:
                 )
         else:
             raise ConfigError(f"unknown fusion method {settings.fusion_method!r}: use rrf or score")
+        if settings.neighbour_agreement > 0 and fused and "dense" in rankings:  # before any note is put first
+            fused = fusion.neighbourhood_agreement(
+                fused,
+                rankings["dense"],
+                self._dense_neighbours(fused, rankings["dense"], settings),
+                settings.neighbour_agreement,
+            )
         agreed = None
         if settings.bridge_agreed_first and "bridge" in rankings and "anchor_lex" in rankings:
             agreed = bridge_stage.agreed_first(result.lanes["bridge"], result.lanes["anchor_lex"], state.query)
@@ -902,6 +909,27 @@ class Recaller:
         result.candidates_added = sum(1 for c in pool if c.sources and set(c.sources) <= GRAPH_LANES)
         timings["fusion"] = _ms(started)
         return pool
+
+    def _dense_neighbours(
+        self, fused: dict[int, float], dense: list[int], settings: RecallSettings
+    ) -> dict[int, set[int]]:
+        """The neighbours (linked either way, hubs left out) of the fused first notes the dense lane lists first too."""
+        pool = fusion.AGREEMENT_POOL
+        near = set(dense[:pool])
+        notes = [n for n in sorted(fused, key=lambda n: -fused[n])[:pool] if n in near]
+        if not notes:
+            return {}
+        edges = self.store.neighbour_edges(notes)
+        hubs = {
+            n
+            for n, links in self.store.out_degrees(sorted({m for _, m, _, _ in edges})).items()
+            if links > settings.anchor_hub
+        }
+        out: dict[int, set[int]] = {}
+        for note_id, other, _, _ in edges:
+            if other not in hubs:
+                out.setdefault(note_id, set()).add(other)
+        return out
 
     def _match(self, state: QueryState, settings: RecallSettings) -> str | None:
         """The query's FTS5 MATCH expression, computed once per query (it reads the vocabulary)."""

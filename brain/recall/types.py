@@ -237,6 +237,10 @@ class RecallSettings:
     # ... and a title written as a site ("Linear.app", "Shortcut.com") answering to its name
     # without the domain (names.SITE_DOMAINS), never whole so.
     names_site_domains: bool = True
+    # A fused first note the dense lane lists in its first 30, a neighbour of which (linked either
+    # way, hubs left out) it lists there too, gains this share of its score
+    # (fusion.neighbourhood_agreement): 0, off.
+    neighbour_agreement: float = 0.0
 
 
 @dataclass
