@@ -864,12 +864,15 @@ class Recaller:
                 )
         else:
             raise ConfigError(f"unknown fusion method {settings.fusion_method!r}: use rrf or score")
-        if settings.neighbour_agreement > 0 and fused and "dense" in rankings:  # before any note is put first
+        if (
+            (settings.neighbour_agreement > 0 or settings.lone_lookalike > 0) and fused and "dense" in rankings
+        ):  # before any note is put first
             fused = fusion.neighbourhood_agreement(
                 fused,
                 rankings["dense"],
                 self._dense_neighbours(fused, rankings["dense"], settings),
                 settings.neighbour_agreement,
+                settings.lone_lookalike,
             )
         agreed = None
         if settings.bridge_agreed_first and "bridge" in rankings and "anchor_lex" in rankings:

@@ -241,6 +241,8 @@ class RecallSettings:
     # way, hubs left out) it lists there too, gains this share of its score
     # (fusion.neighbourhood_agreement): 0, off.
     neighbour_agreement: float = 0.0
+    # ... and one the dense lane lists there none of whose neighbours it lists loses this share.
+    lone_lookalike: float = 0.0
 
 
 @dataclass
