@@ -74,7 +74,7 @@ def test_off_by_default_and_outside_the_modes_of_both_families(methods, closing)
 def test_a_failing_lane_falls_back_with_a_warning(methods, monkeypatch, caplog, closing):
     import sqlite3
 
-    def broken(cls, store, hub=30):
+    def broken(cls, store, hub=30, out_only=False):
         raise sqlite3.OperationalError("database disk image is malformed")
 
     monkeypatch.setattr(NeighbourTitles, "from_store", classmethod(broken))

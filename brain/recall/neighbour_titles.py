@@ -55,6 +55,7 @@ class NeighbourTitles:
         edges: Iterable[tuple[int, int]],
         tokenizer: str = "unicode61",
         hub: int = DEFAULT_ANCHOR_HUB,
+        out_only: bool = False,
     ) -> NeighbourTitles:
         """From every note's title and every resolved link (source, target) between two notes."""
         if tokenizer != "unicode61":
@@ -69,7 +70,8 @@ class NeighbourTitles:
             if source in hubs or target in hubs:
                 continue
             neighbours.setdefault(source, set()).add(target)
-            neighbours.setdefault(target, set()).add(source)
+            if not out_only:
+                neighbours.setdefault(target, set()).add(source)
         spec = FTS_TOKENIZERS[tokenizer]
         words_of: dict[int, list[str]] = {}
         fields: dict[int, Counter[str]] = {}
@@ -86,9 +88,10 @@ class NeighbourTitles:
         return cls(fields)
 
     @classmethod
-    def from_store(cls, store: IndexStore, hub: int = DEFAULT_ANCHOR_HUB) -> NeighbourTitles:
+    def from_store(cls, store: IndexStore, hub: int = DEFAULT_ANCHOR_HUB, out_only: bool = False) -> NeighbourTitles:
         edges = ((source, target) for source, target, _ in store.resolved_edges())
-        return cls.build(store.titles_of(), edges, store.fts_tokenizer(), hub)
+        titles = {note_id: title for note_id, _, title in store.note_names()}
+        return cls.build(titles, edges, store.fts_tokenizer(), hub, out_only)
 
     def scores(self, terms: Iterable[str]) -> dict[int, float]:
         """note id → BM25 of its field for these terms (notes matching none left out)."""
@@ -113,13 +116,20 @@ def match_terms(expression: str | None) -> list[str]:
 
 
 def neighbour_titles_search(
-    store: IndexStore, index: NeighbourTitles, expression: str | None, query_vector: np.ndarray, depth: int
+    store: IndexStore,
+    index: NeighbourTitles,
+    expression: str | None,
+    query_vector: np.ndarray,
+    depth: int,
+    listed: set[int] | None = None,
 ) -> list[Candidate]:
     """The ``depth`` notes whose neighbours' titles best match the expression's terms, each by its
     best chunk for the query; score = that BM25. Nothing when no term is a neighbour's word."""
     if depth <= 0:
         return []
     scored = index.scores(match_terms(expression))
+    if listed is not None:  # a vote on the notes the text lanes list, none of its own
+        scored = {n: v for n, v in scored.items() if n in listed}
     if not scored:
         return []
     top = top_notes(store, scored, lambda n: -scored[n], depth)

@@ -171,7 +171,7 @@ class Recaller:
         self._successors: dict[int, int] | None = None
         self._date_index: dates_stage.DateIndex | None = None
         self._folder_index: folders_stage.FolderIndex | None = None
-        self._neighbour_titles: neighbour_titles_stage.NeighbourTitles | None = None
+        self._neighbour_titles: tuple[bool, neighbour_titles_stage.NeighbourTitles] | None = None
         self._basis: carry.Basis | None = None
         # "read": take the names and link graph kept by an earlier run (recall/cache.py) when
         # first needed; "write": also keep them for the next run, on close, if built here.
@@ -1078,12 +1078,17 @@ class Recaller:
                 gone=self.gone,
             )
         if name == "neighbour_titles":
-            if self._neighbour_titles is None:  # once per recaller: its index state's links and titles
-                self._neighbour_titles = neighbour_titles_stage.NeighbourTitles.from_store(
-                    self.store, settings.anchor_hub
+            key = settings.neighbour_titles_out
+            if self._neighbour_titles is None or self._neighbour_titles[0] != key:  # once per recaller
+                self._neighbour_titles = (
+                    key,
+                    neighbour_titles_stage.NeighbourTitles.from_store(self.store, settings.anchor_hub, key),
                 )
+            listed = None
+            if settings.neighbour_titles_listed:
+                listed = {c.note_id for lane in ("dense", "lexical") for c in state.lanes.get(lane, [])}
             return neighbour_titles_stage.neighbour_titles_search(
-                self.store, self._neighbour_titles, self._match(state, settings), state.vector, depth
+                self.store, self._neighbour_titles[1], self._match(state, settings), state.vector, depth, listed
             )
         raise ValueError(f"no lane named {name!r}")
 

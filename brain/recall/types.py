@@ -243,6 +243,10 @@ class RecallSettings:
     neighbour_agreement: float = 0.0
     # ... and one the dense lane lists there none of whose neighbours it lists loses this share.
     lone_lookalike: float = 0.0
+    # The neighbour-titles lane (weights["neighbour_titles"]): only the notes the dense or BM25
+    # lane lists, and each note's field of the titles it links to alone (not those linking to it).
+    neighbour_titles_listed: bool = False
+    neighbour_titles_out: bool = False
 
 
 @dataclass
