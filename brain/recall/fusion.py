@@ -141,27 +141,3 @@ def order_successors_first(order: list[int], successor: dict[int, int]) -> list[
         result.extend(reversed(chain))
         placed.update(chain)
     return result
-
-
-AGREEMENT_POOL = 30  # the fused notes, and the dense lane's, the neighbourhood agreement reads
-
-
-def neighbourhood_agreement(
-    fused: dict[int, float], dense: list[int], neighbours: dict[int, set[int]], share: float, lone: float = 0.0
-) -> dict[int, float]:
-    """``fused`` with each of its first ``AGREEMENT_POOL`` notes that the dense lane also lists in
-    its first ``AGREEMENT_POOL``, and a neighbour of which (``neighbours``: linked either way) it
-    lists there too, raised by ``share`` of its score: its neighbourhood is about the query as
-    well, where a lone look-alike's is not; such a lone note (listed there, no neighbour listed)
-    loses ``lone`` of its score."""
-    near = set(dense[:AGREEMENT_POOL])
-    top = sorted(fused, key=lambda n: -fused[n])[:AGREEMENT_POOL]
-    out = dict(fused)
-    for note_id in top:
-        if note_id not in near:
-            continue
-        if any(m != note_id and m in near for m in neighbours.get(note_id, ())):
-            out[note_id] = fused[note_id] * (1.0 + share)
-        else:
-            out[note_id] = fused[note_id] * (1.0 - lone)
-    return out

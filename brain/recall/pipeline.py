@@ -47,7 +47,6 @@ from . import folders as folders_stage
 from . import graph as graph_stage
 from . import lexical as lexical_stage
 from . import names as names_stage
-from . import neighbour_titles as neighbour_titles_stage
 from . import ppr as ppr_stage
 from .gate import Holders, entity_gate, name_table
 from .live import live_hits
@@ -99,7 +98,6 @@ EXTRA_LANES = {
     "anchor_dense": ExtraLane(("ppr",), LANE_FAILURES, "graph"),
     "anchor_lex": ExtraLane(("ppr",), LANE_FAILURES, "graph"),
     "bridge": ExtraLane(("lexical", "ppr"), LANE_FAILURES, "graph"),
-    "neighbour_titles": ExtraLane(("lexical", "ppr"), LANE_FAILURES, "graph"),
 }
 
 
@@ -171,7 +169,6 @@ class Recaller:
         self._successors: dict[int, int] | None = None
         self._date_index: dates_stage.DateIndex | None = None
         self._folder_index: folders_stage.FolderIndex | None = None
-        self._neighbour_titles: tuple[bool, neighbour_titles_stage.NeighbourTitles] | None = None
         self._basis: carry.Basis | None = None
         # "read": take the names and link graph kept by an earlier run (recall/cache.py) when
         # first needed; "write": also keep them for the next run, on close, if built here.
@@ -864,16 +861,6 @@ class Recaller:
                 )
         else:
             raise ConfigError(f"unknown fusion method {settings.fusion_method!r}: use rrf or score")
-        if (
-            (settings.neighbour_agreement > 0 or settings.lone_lookalike > 0) and fused and "dense" in rankings
-        ):  # before any note is put first
-            fused = fusion.neighbourhood_agreement(
-                fused,
-                rankings["dense"],
-                self._dense_neighbours(fused, rankings["dense"], settings),
-                settings.neighbour_agreement,
-                settings.lone_lookalike,
-            )
         agreed = None
         if settings.bridge_agreed_first and "bridge" in rankings and "anchor_lex" in rankings:
             agreed = bridge_stage.agreed_first(result.lanes["bridge"], result.lanes["anchor_lex"], state.query)
@@ -912,27 +899,6 @@ class Recaller:
         result.candidates_added = sum(1 for c in pool if c.sources and set(c.sources) <= GRAPH_LANES)
         timings["fusion"] = _ms(started)
         return pool
-
-    def _dense_neighbours(
-        self, fused: dict[int, float], dense: list[int], settings: RecallSettings
-    ) -> dict[int, set[int]]:
-        """The neighbours (linked either way, hubs left out) of the fused first notes the dense lane lists first too."""
-        pool = fusion.AGREEMENT_POOL
-        near = set(dense[:pool])
-        notes = [n for n in sorted(fused, key=lambda n: -fused[n])[:pool] if n in near]
-        if not notes:
-            return {}
-        edges = self.store.neighbour_edges(notes)
-        hubs = {
-            n
-            for n, links in self.store.out_degrees(sorted({m for _, m, _, _ in edges})).items()
-            if links > settings.anchor_hub
-        }
-        out: dict[int, set[int]] = {}
-        for note_id, other, _, _ in edges:
-            if other not in hubs:
-                out.setdefault(note_id, set()).add(other)
-        return out
 
     def _match(self, state: QueryState, settings: RecallSettings) -> str | None:
         """The query's FTS5 MATCH expression, computed once per query (it reads the vocabulary)."""
@@ -1076,19 +1042,6 @@ class Recaller:
                 tuple(settings.lexical_weights),
                 passages=state.anchor_passages,
                 gone=self.gone,
-            )
-        if name == "neighbour_titles":
-            key = settings.neighbour_titles_out
-            if self._neighbour_titles is None or self._neighbour_titles[0] != key:  # once per recaller
-                self._neighbour_titles = (
-                    key,
-                    neighbour_titles_stage.NeighbourTitles.from_store(self.store, settings.anchor_hub, key),
-                )
-            listed = None
-            if settings.neighbour_titles_listed:
-                listed = {c.note_id for lane in ("dense", "lexical") for c in state.lanes.get(lane, [])}
-            return neighbour_titles_stage.neighbour_titles_search(
-                self.store, self._neighbour_titles[1], self._match(state, settings), state.vector, depth, listed
             )
         raise ValueError(f"no lane named {name!r}")
 

@@ -94,7 +94,7 @@ DEFAULT_BONUS_SCALE: dict[str, float] = {"bridge": 3.0}
 # The lanes that read the links: PageRank, the anchor lanes (the passages that link to a note)
 # and the bridge lane (the notes the first hits link to). A note only they brought to the fused
 # pool is one the graph added (``RecallResult.candidates_added``, the A/B log).
-GRAPH_LANES = frozenset({"ppr", "anchor_dense", "anchor_lex", "bridge", "neighbour_titles"})
+GRAPH_LANES = frozenset({"ppr", "anchor_dense", "anchor_lex", "bridge"})
 FUSION_METHODS = ("rrf", "score")
 DEFAULT_BM25_WEIGHTS = (4.0, 2.0, 1.0)  # bm25() column weights: title, heading, text
 FRESHNESS_BOOST = 0.15  # at most +15% to the newest note of the pool, 0 to the oldest
@@ -162,7 +162,7 @@ class Mode:
         the hop of graph and gated is not a lane: its notes carry ``via`` instead."""
         if not self.ppr:
             return frozenset()
-        return GRAPH_LANES if self.lexical else GRAPH_LANES - {"bridge", "neighbour_titles"}  # both families
+        return GRAPH_LANES if self.lexical else GRAPH_LANES - {"bridge"}  # bridge: both families
 
     def __str__(self) -> str:
         return self.base + ("+rerank" if self.rerank else "")
@@ -237,16 +237,6 @@ class RecallSettings:
     # ... and a title written as a site ("Linear.app", "Shortcut.com") answering to its name
     # without the domain (names.SITE_DOMAINS), never whole so.
     names_site_domains: bool = True
-    # A fused first note the dense lane lists in its first 30, a neighbour of which (linked either
-    # way, hubs left out) it lists there too, gains this share of its score
-    # (fusion.neighbourhood_agreement): 0, off.
-    neighbour_agreement: float = 0.0
-    # ... and one the dense lane lists there none of whose neighbours it lists loses this share.
-    lone_lookalike: float = 0.0
-    # The neighbour-titles lane (weights["neighbour_titles"]): only the notes the dense or BM25
-    # lane lists, and each note's field of the titles it links to alone (not those linking to it).
-    neighbour_titles_listed: bool = False
-    neighbour_titles_out: bool = False
 
 
 @dataclass
