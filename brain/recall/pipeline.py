@@ -962,7 +962,9 @@ class Recaller:
                 hits,
                 expression,
                 weights,
-                salience_stage.term_weights(weighed, terms, settings.query_salience),
+                salience_stage.term_weights(
+                    weighed, terms, settings.query_salience, damps_only=settings.salience_damps_only
+                ),
             )
         lane = lexical_stage.lexical_search(
             self.store,
