@@ -106,17 +106,6 @@ class SentenceTransformerEmbedder:
             vector = self._model.encode([self.query_prefix + text], normalize_embeddings=True, convert_to_numpy=True)[0]
         return np.ascontiguousarray(vector, dtype=np.float32)
 
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """Several queries → (n, dim), in one batch: the query without each of its words
-        (recall/salience.py) at a third of the CPU of one call each (7 texts: 51 ms, not 137)."""
-        import numpy as np
-
-        with _torch_threads(self.query_threads):
-            vectors = self._model.encode(
-                [self.query_prefix + t for t in texts], normalize_embeddings=True, convert_to_numpy=True
-            )
-        return np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(texts), self.dim)
-
 
 @contextmanager
 def _torch_threads(threads: int | None) -> Iterator[None]:

@@ -163,15 +163,6 @@ class LexicalStore:
             out.extend((r[0], r[1] or "", r[2] or "", r[3] or "") for r in rows)
         return out
 
-    def fts_lengths(self, chunk_ids: Sequence[int]) -> dict[int, int]:
-        """Each chunk's tokens over all columns as FTS5 counted them (its docsize record): the
-        length bm25() normalises by, which a count in Python can miss (emoji are tokens to it)."""
-        out: dict[int, int] = {}
-        for part in _parts(chunk_ids):
-            rows = self.conn.execute(f"SELECT id, sz FROM chunks_fts_docsize WHERE id IN ({_marks(part)})", part)
-            out.update((r[0], _docsize_total(r[1])) for r in rows)
-        return out
-
     def postings_changes(self, log_at: int, last_chunk: int) -> dict[int, int]:
         """Chunks changed since the postings were read at (log seq, last chunk id): each with
         the last seq naming it, 0 for a chunk added since and not logged."""

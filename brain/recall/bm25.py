@@ -59,13 +59,11 @@ def score(
     weights: Sequence[float],
     stats: TableStats,
     phrase_weights: Mapping[tuple[str, ...], float] | None = None,
-    length: int | None = None,
 ) -> float:
     """BM25 of one chunk (its columns' text, in the table's column order); higher is better.
-    ``phrase_weights``: each phrase's part times this (1 for a phrase not in it; salience.py);
-    ``length``: its tokens as FTS5 counted them, when known (else counted here)."""
+    ``phrase_weights``: each phrase's part times this (1 for a phrase not in it; salience.py)."""
     columns = [tokens(text) for text in fields]
-    length = sum(len(c) for c in columns) if length is None else length
+    length = sum(len(c) for c in columns)
     total = 0.0
     for phrase in query:
         frequency = sum(weight * _count(column, phrase) for weight, column in zip(weights, columns))

@@ -324,10 +324,6 @@ class PastIndex(IndexStore):
         out += [(PAST + c, *self._as_indexed(c, fields[c])) for c in past if c in fields]
         return out
 
-    def fts_lengths(self, chunk_ids: Sequence[int]) -> dict[int, int]:
-        """The present's chunks' lengths as FTS5 counted them; a past chunk's is counted where scored (bm25.py)."""
-        return self.base.fts_lengths([c for c in chunk_ids if c < PAST])
-
     def vocabulary_with_prefix(self, prefix: str, limit: int) -> list[str]:
         """The present's vocabulary stands in for the past's (only CJK queries ask, with trigram)."""
         return self.base.vocabulary_with_prefix(prefix, limit)

@@ -962,9 +962,7 @@ class Recaller:
                 hits,
                 expression,
                 weights,
-                salience_stage.term_weights(
-                    weighed, terms, settings.query_salience, damps_only=settings.salience_damps_only
-                ),
+                salience_stage.term_weights(weighed, terms, settings.query_salience),
             )
         lane = lexical_stage.lexical_search(
             self.store,

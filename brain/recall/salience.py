@@ -9,8 +9,7 @@ salience is how far the query's embedding moves when the word is left out (1 −
 query with and without it); a word's weight is ``1 − strength + strength × salience / mean
 salience``, so the weights average 1 and BM25's own IDF still counts. FTS5's bm25() takes no
 per-word weight, so the lane's deeper hits are scored again with FTS5's formula (``bm25.py``),
-each word's part times its weight, and the best kept. One embedding per query word, in one batch
-where the embedder can (``embed_queries``).
+each word's part times its weight, and the best kept. One embedding per query word.
 """
 
 from __future__ import annotations
@@ -55,27 +54,25 @@ def saliences(
 ) -> dict[str, float]:
     """Each term's salience: 1 − the cosine of the query's vector with that of the query without
     it (vectors are unit length); a term the query does not hold as a word is left out."""
-    rests = {term: rest for term in terms if (rest := without_term(query, term, tokenizer)) is not None}
-    texts = [rest for rest in rests.values() if rest]
-    batch = getattr(embedder, "embed_queries", None)  # one batch where the embedder has it: a third of the CPU
-    vectors = batch(texts) if batch is not None and texts else [embedder.embed_query(t) for t in texts]
-    cosine = {text: float(v @ vector) for text, v in zip(texts, vectors)}
-    return {term: max(0.0, 1.0 - cosine[rest]) if rest else 1.0 for term, rest in rests.items()}
+    out: dict[str, float] = {}
+    for term in terms:
+        rest = without_term(query, term, tokenizer)
+        if rest is None:
+            continue
+        cosine = float(embedder.embed_query(rest) @ vector) if rest else 0.0
+        out[term] = max(0.0, 1.0 - cosine)
+    return out
 
 
-def term_weights(
-    salience: dict[str, float], terms: Sequence[str], strength: float, *, damps_only: bool = False
-) -> dict[str, float]:
-    """Each term's weight, ``1 − strength + strength × salience / mean salience`` (at most 1 with
-    ``damps_only``): 1 for a term of no measured salience (a respelled word), all 1 where no term
-    moved the query."""
+def term_weights(salience: dict[str, float], terms: Sequence[str], strength: float) -> dict[str, float]:
+    """Each term's weight, ``1 − strength + strength × salience / mean salience``: 1 for a term
+    of no measured salience (a respelled word), all 1 where no term moved the query."""
     if not salience or strength <= 0:
         return dict.fromkeys(terms, 1.0)
     mean = sum(salience.values()) / len(salience)
     if mean <= 0:
         return dict.fromkeys(terms, 1.0)
-    ceiling = 1.0 if damps_only else float("inf")
-    return {t: min(ceiling, 1 - strength + strength * salience[t] / mean) if t in salience else 1.0 for t in terms}
+    return {t: (1 - strength + strength * salience[t] / mean) if t in salience else 1.0 for t in terms}
 
 
 def reweighted(
@@ -98,9 +95,8 @@ def reweighted(
     stats = bm25.TableStats(rows, total / rows if rows else 0.0, frequency)
     by_phrase = {tuple(bm25.tokens(term)): weight for term, weight in weights.items()}
     fields = {r[0]: r[1:] for r in store.fts_source_rows([c for c, _ in hits])}
-    lengths = store.fts_lengths([c for c, _ in hits])
     scored = [
-        (chunk_id, bm25.score(fields[chunk_id], query, column_weights, stats, by_phrase, lengths.get(chunk_id)))
+        (chunk_id, bm25.score(fields[chunk_id], query, column_weights, stats, by_phrase))
         for chunk_id, _ in hits
         if chunk_id in fields
     ]

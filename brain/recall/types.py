@@ -240,7 +240,6 @@ class RecallSettings:
     # BM25 with each query word weighted by how much the query's embedding moves without it
     # (recall/salience.py): 1 − this + this × its salience over the words' mean; 0: BM25 as it is.
     query_salience: float = 0.0
-    salience_damps_only: bool = False  # ... a word's weight at most 1: the words the query does not rest on count less
 
 
 @dataclass
