@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 K1, B = 1.2, 0.75
@@ -54,14 +54,9 @@ def phrases(expression: str) -> list[tuple[str, ...]]:
 
 
 def score(
-    fields: Sequence[str],
-    query: Sequence[tuple[str, ...]],
-    weights: Sequence[float],
-    stats: TableStats,
-    phrase_weights: Mapping[tuple[str, ...], float] | None = None,
+    fields: Sequence[str], query: Sequence[tuple[str, ...]], weights: Sequence[float], stats: TableStats
 ) -> float:
-    """BM25 of one chunk (its columns' text, in the table's column order); higher is better.
-    ``phrase_weights``: each phrase's part times this (1 for a phrase not in it; salience.py)."""
+    """BM25 of one chunk (its columns' text, in the table's column order); higher is better."""
     columns = [tokens(text) for text in fields]
     length = sum(len(c) for c in columns)
     total = 0.0
@@ -73,8 +68,7 @@ def score(
         idf = math.log((stats.rows - hits + 0.5) / (hits + 0.5)) if stats.rows else 0.0
         idf = idf if idf > 0 else 1e-6
         norm = K1 * (1 - B + B * length / stats.average_length) if stats.average_length else K1
-        part = idf * frequency * (K1 + 1) / (frequency + norm)
-        total += part * phrase_weights.get(phrase, 1.0) if phrase_weights else part
+        total += idf * frequency * (K1 + 1) / (frequency + norm)
     return total
 
 

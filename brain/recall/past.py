@@ -310,20 +310,6 @@ class PastIndex(IndexStore):
         """The lexical table's tokenizer: one for the present and the past (a change needs a rebuild)."""
         return self.base.fts_tokenizer()
 
-    def fts_totals(self) -> tuple[int, int]:
-        """The present table's (rows, tokens): the slice's hits are scored by its statistics (``fts_search``)."""
-        return self.base.fts_totals()
-
-    def fts_source_rows(self, chunk_ids: Sequence[int]) -> list[tuple[int, str, str, str]]:
-        """(id, title, heading, text) as the present's index would hold them, for the chunks of the slice."""
-        present = [c for c in chunk_ids if c < PAST]
-        read = self.chunk_note_ids(present)  # the present's chunks of notes the slice reads as they are now
-        out = [r for r in self.base.fts_source_rows(present) if r[0] in read]
-        past = [c - PAST for c in chunk_ids if c >= PAST and c - PAST in self._past_chunks]
-        fields = self.base.history_chunk_fields(past) if past else {}
-        out += [(PAST + c, *self._as_indexed(c, fields[c])) for c in past if c in fields]
-        return out
-
     def vocabulary_with_prefix(self, prefix: str, limit: int) -> list[str]:
         """The present's vocabulary stands in for the past's (only CJK queries ask, with trigram)."""
         return self.base.vocabulary_with_prefix(prefix, limit)

@@ -39,8 +39,8 @@ from ..index.health import index_errors, search_index_damaged
 from ..moments import local_datetime
 from ..text import for_search, plural, shell_word, valid_unicode
 from . import anchors as anchors_stage
-from . import bm25, carry, fusion, past_carry, query_form, ties
 from . import bridge as bridge_stage
+from . import carry, fusion, past_carry, query_form, ties
 from . import dates as dates_stage
 from . import dense as dense_stage
 from . import folders as folders_stage
@@ -48,7 +48,6 @@ from . import graph as graph_stage
 from . import lexical as lexical_stage
 from . import names as names_stage
 from . import ppr as ppr_stage
-from . import salience as salience_stage
 from .gate import Holders, entity_gate, name_table
 from .live import live_hits
 from .past import PastIndex
@@ -931,11 +930,10 @@ class Recaller:
                 return []
             # Chunks of a note whose file is gone take no place of the search: a gone note of
             # more matching sections than it reads left none for the notes below.
-            salient = self._salient(settings)
             found = live_hits(
                 self.store,
                 lambda reach: self.store.fts_search(expression, weights, reach),
-                lexical_stage.search_depth(depth) * (salience_stage.DEEPER if salient else 1),
+                lexical_stage.search_depth(depth),
                 self.gone,
             )
         except sqlite3.DatabaseError as exc:
@@ -950,20 +948,7 @@ class Recaller:
             log.warning("%s", state.failures["lexical"])
             state.anchor_passages = []  # anchor_lex reads the lane's hits: none, not a search of that index again
             return []
-        state.anchor_passages = found.hits  # anchor_lex reads the first of them, as BM25 orders them
-        hits = found.hits
-        if salient:
-            started = time.perf_counter()
-            terms = [t for phrase in bm25.phrases(expression) for t in phrase]
-            weighed = salience_stage.saliences(self.embedder, state.query, state.vector, terms)
-            state.timings["salience"] = _ms(started)
-            hits = salience_stage.reweighted(
-                self.store,
-                hits,
-                expression,
-                weights,
-                salience_stage.term_weights(weighed, terms, settings.query_salience),
-            )
+        state.anchor_passages = found.hits
         lane = lexical_stage.lexical_search(
             self.store,
             state.query,
@@ -971,17 +956,12 @@ class Recaller:
             settings.chunk_decay,
             weights,
             expression=expression,
-            hits=hits,
+            hits=found.hits,
         )
         if found.gone:  # those above the last note the lane took (all, when it took fewer): said in the warnings
             taken = found.gone_above([c.chunk_id for c in lane]) if len(lane) >= depth else set(found.gone)
             state.gone_found.setdefault("lexical", set()).update(taken)
         return lane
-
-    def _salient(self, settings: RecallSettings) -> bool:
-        """Whether the BM25 lane weighs the query's words by salience (``query_salience``): not over
-        a trigram index, whose terms are no words."""
-        return settings.query_salience > 0 and self.store.fts_tokenizer() == "unicode61"
 
     @staticmethod
     def _extra_lanes(mode: Mode, settings: RecallSettings) -> list[str]:

@@ -237,9 +237,6 @@ class RecallSettings:
     # ... and a title written as a site ("Linear.app", "Shortcut.com") answering to its name
     # without the domain (names.SITE_DOMAINS), never whole so.
     names_site_domains: bool = True
-    # BM25 with each query word weighted by how much the query's embedding moves without it
-    # (recall/salience.py): 1 − this + this × its salience over the words' mean; 0: BM25 as it is.
-    query_salience: float = 0.0
 
 
 @dataclass
