@@ -98,7 +98,6 @@ EXTRA_LANES = {
     "anchor_dense": ExtraLane(("ppr",), LANE_FAILURES, "graph"),
     "anchor_lex": ExtraLane(("ppr",), LANE_FAILURES, "graph"),
     "bridge": ExtraLane(("lexical", "ppr"), LANE_FAILURES, "graph"),
-    "outline": ExtraLane(("lexical",), (*LANE_FAILURES, OSError), "lexical"),  # stop 71 patch: not in the code
 }
 
 
@@ -1029,20 +1028,6 @@ class Recaller:
                 settings.bridge_min_words,
                 settings.bridge_in_passage,
             )
-        if name == "outline":  # stop 71 patch: each note's title and headings, one vector, from a side file
-            import numpy as np
-
-            if getattr(self, "_outline", None) is None:
-                kept = np.load(self.store.directory / "outline.npz")
-                self._outline = (kept["ids"].tolist(), kept["matrix"])
-            ids, matrix = self._outline
-            scores = matrix @ state.vector
-            order = [ids[i] for i in np.argsort(-scores, kind="stable")[: depth * 2] if ids[i] not in self.gone]
-            value = {ids[i]: float(scores[i]) for i in range(len(ids))}
-            found = dense_stage.scored_candidates(self.store, order[:depth], state.vector, "outline")
-            for c in found:
-                c.score = value[c.note_id]
-            return found
         if name == "anchor_dense":
             return anchors_stage.anchor_dense(
                 self.store, self._anchor_passages(state, depth), state.vector, depth, settings.anchor_hub
