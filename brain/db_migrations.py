@@ -215,3 +215,12 @@ def m006_kept_aside_recorded(conn: sqlite3.Connection) -> None:
     catch-up recorded, written in the same transaction as the row, so a catch-up killed between
     its commit and removing the files skips those rows next time instead of recording them again."""
     conn.execute("CREATE TABLE kept_aside_recorded (id TEXT PRIMARY KEY, recorded_at TEXT NOT NULL) WITHOUT ROWID")
+
+
+@MIGRATIONS
+def m007_ledger_prunes(conn: sqlite3.Connection) -> None:
+    """ledger_prunes: the moment each `brain prune --ledger --before` cut at (``ledger.prune``).
+    A row a hook kept aside (``ledger.deferred``) from before it that a catch-up records after the
+    prune read what to drop is dropped by that catch-up instead: recorded, it was back in the
+    ledger the prune had cut."""
+    conn.execute("CREATE TABLE ledger_prunes (id INTEGER PRIMARY KEY, cut TEXT NOT NULL, pruned_at TEXT NOT NULL)")

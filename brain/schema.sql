@@ -189,6 +189,14 @@ BEGIN DELETE FROM recall_shown WHERE recall_id = OLD.id; END;
 -- id is here next time instead of recording them again. Empty but for such a kill.
 CREATE TABLE kept_aside_recorded (id TEXT PRIMARY KEY, recorded_at TEXT NOT NULL) WITHOUT ROWID;
 
+-- ----- ledger_prunes: the moment each `brain prune --ledger --before` cut at -----------------
+
+-- cut: WHEN, or the moment the prune read what to drop when WHEN is ahead of it (ISO 8601 UTC).
+-- A catch-up drops the rows kept aside (above) recorded before the latest cut instead of
+-- recording them: a hook that took its row's time before the prune and wrote its file after
+-- the prune's own catch-up brought a turn the prune had cut back. One row a prune.
+CREATE TABLE ledger_prunes (id INTEGER PRIMARY KEY, cut TEXT NOT NULL, pruned_at TEXT NOT NULL);
+
 -- ===== index database (per vault) ===========================================
 
 -- meta: key/value facts about the index: model, dim, query_prefix, passage_prefix, backend,

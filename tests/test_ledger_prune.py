@@ -406,6 +406,27 @@ def test_vacuum_alone_creates_no_brain_db(brain_home):
     assert not (brain_home / "brain.db").exists()
 
 
+def test_a_prune_records_the_moment_it_cut_at_never_one_ahead_of_it(tmp_path, monkeypatch):
+    """The cut a catch-up drops kept-aside rows by (``deferred``) is WHEN, or the prune's own
+    moment when WHEN is ahead: a row a hook keeps aside after the prune is no row it cut (one
+    written straight into brain.db then is kept too), and is recorded."""
+    from brain.ledger import deferred
+
+    path = tmp_path / "brain.db"
+    open_db(path).close()
+    monkeypatch.setattr(deferred, "start_catch_up", lambda db_path: False)
+    prune_ledger(NOW - DAY, path=path)
+    prune_ledger(NOW + 30 * DAY, path=path)  # a WHEN ahead: `--before 2100-01-01`
+    conn = sqlite3.connect(path)
+    cuts = [r[0] for r in conn.execute("SELECT cut FROM ledger_prunes ORDER BY id")]
+    conn.close()
+    assert cuts[0] == _iso(NOW - DAY) and _iso(NOW) <= cuts[1] < _iso(NOW + 60)
+    monkeypatch.setattr(deferred, "utc_now", lambda: _iso(NOW + 60))  # kept aside a minute after
+    deferred.keep_aside(path, deferred.TURN, {"turn_key": "s:after", "session_id": "s"})
+    assert deferred.catch_up(path)[:3] == (1, [], 0)
+    assert _keys(path, "turns") == ["s:after"]
+
+
 def test_the_stop_hook_does_not_import_the_prune():
     hook = (ROOT / "brain" / "ledger" / "hook.py").read_text() + (ROOT / "brain" / "autorecall" / "hook.py").read_text()
     assert "prune" not in hook
@@ -492,7 +513,7 @@ def _counts(path: Path) -> tuple[str, int, int]:
     ("point", "vacuum", "turns_left", "recalls_left"),
     [
         ("DELETE:3:after", False, NEW_TURNS + OLD_TURNS - 200, OLD_RECALLS),  # inside the 3rd batch: 2 done
-        ("COMMIT:3:after", False, NEW_TURNS + OLD_TURNS - 300, OLD_RECALLS),  # right after the 3rd
+        ("COMMIT:4:after", False, NEW_TURNS + OLD_TURNS - 300, OLD_RECALLS),  # right after the 3rd (the 1st: the cut)
         ("DELETE:12:after", False, NEW_TURNS, OLD_RECALLS - 100),  # inside the 2nd batch of recalls
         ("VACUUM:1:before", True, NEW_TURNS, 0),  # while VACUUM rewrites the file
         ("VACUUM:1:after", True, NEW_TURNS, 0),  # VACUUM done, its pages still only in the WAL

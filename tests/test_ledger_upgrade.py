@@ -241,7 +241,7 @@ def test_a_row_kept_aside_as_a_catch_up_ends_is_not_left_waiting(tmp_path, monke
 
     def catch_up_then_a_hook(*args, **kwargs):
         done = real(*args, **kwargs)
-        if done == (0, []) and not hooks:  # its last round: nothing left, then a hook's row
+        if done == (0, [], 0, None) and not hooks:  # its last round: nothing left, then a hook's row
             deferred.keep_aside(db, deferred.TURN, {"turn_key": "s1:p2", "session_id": "s1"})
             hooks.append(deferred.start_catch_up(db))
         return done
@@ -498,14 +498,14 @@ def test_a_kept_aside_file_holding_no_row_is_set_aside_and_the_rows_behind_it_re
                     migrate_until=time.monotonic() + 60)  # fmt: skip
     assert deferred.waiting(db) == 3
 
-    written, moved = deferred.catch_up(db)
+    written, moved, _, _ = deferred.catch_up(db)
 
     assert written == 2
     assert moved == [kept_aside_dir(db) / "rejected" / first.name]
     assert moved[0].read_bytes() == held  # the user's data: kept as it was, never deleted
     assert moved[0].parent.stat().st_mode & 0o077 == 0
     assert deferred.rejected(db) == moved
-    assert deferred.waiting(db) == 0 and deferred.catch_up(db) == (0, [])
+    assert deferred.waiting(db) == 0 and deferred.catch_up(db) == (0, [], 0, None)
     # The hooks record normally again: the file set aside holds none of them back.
     record_stop({"session_id": "s1", "prompt_id": "p3", "last_assistant_message": "p3"}, db_path=db,
                 migrate_until=time.monotonic() + 60)  # fmt: skip
@@ -540,7 +540,7 @@ def test_a_kept_aside_file_larger_than_any_row_is_set_aside_unread(tmp_path, no_
             handle.truncate(8 << 30 if kind == "huge" else deferred.MAX_ROW_BYTES + 1)
     tracemalloc.start()
     try:
-        written, moved = deferred.catch_up(db)
+        written, moved, _, _ = deferred.catch_up(db)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -563,7 +563,7 @@ def test_a_kept_aside_row_as_large_as_brain_writes_is_recorded(tmp_path, no_catc
     files = [f"/src/{i:03}/" + "p" * (MAX_READ // 200) for i in range(199)]  # ~MAX_READ of paths
     kept = deferred.keep_aside(db, deferred.TURN, {"turn_key": "s1:big", "session_id": "s1", "files_written": files})
     assert MAX_READ * 0.9 < kept.stat().st_size < deferred.MAX_ROW_BYTES
-    assert deferred.catch_up(db) == (1, [])
+    assert deferred.catch_up(db) == (1, [], 0, None)
     with connection(db) as conn:
         (stored,) = conn.execute("SELECT files_written FROM turns WHERE turn_key = 's1:big'").fetchone()
     assert json.loads(stored) == files
@@ -646,7 +646,7 @@ def test_a_row_kept_aside_after_a_short_write_is_written_whole(tmp_path, no_catc
     with _short_writes(then_full=False):
         record_stop({"session_id": "s1", "prompt_id": "p1", "last_assistant_message": "one"}, db_path=db,
                     migrate_until=time.monotonic())  # fmt: skip
-    assert deferred.catch_up(db) == (1, [])
+    assert deferred.catch_up(db) == (1, [], 0, None)
     with connection(db) as conn:
         assert conn.execute("SELECT summary FROM turns WHERE turn_key = 's1:p1'").fetchone()[0] == "one"
 
@@ -666,7 +666,7 @@ def test_a_row_the_disk_cannot_hold_leaves_no_file_and_one_line(tmp_path, no_cat
         prompt_hook.record({"session_id": "s1", "prompt": "why", "prompt_chars": 3, "latency_ms": 1.0}, db,
                            migrate_until=time.monotonic())  # fmt: skip
     assert sorted(p.name for p in kept_aside_dir(db).iterdir() if p.name != ".lock") == []
-    assert deferred.waiting(db) == 0 and deferred.catch_up(db) == (0, [])
+    assert deferred.waiting(db) == 0 and deferred.catch_up(db) == (0, [], 0, None)
     lines = (config.brain_home() / "logs" / "hook.log").read_text().splitlines()
     assert len(lines) == 2, lines
     assert "turn s1:p1 not recorded: it could not be kept aside either" in lines[0] and "No space left" in lines[0]
@@ -746,7 +746,7 @@ def test_a_row_kept_aside_keeps_its_partial_flag(tmp_path, no_catch_up_process):
     _old_ledger(db)
     row = {"turn_key": "s1:text:1", "session_id": "s1", "summary": "the end of a long turn", "tools": {"Bash": 3}}
     deferred.keep_aside(db, deferred.TURN, row, cut=True)
-    assert deferred.catch_up(db) == (1, [])
+    assert deferred.catch_up(db) == (1, [], 0, None)
     with connection(db) as conn:
         assert [tuple(r) for r in conn.execute("SELECT partial, tools FROM turns WHERE session_id = 's1'")] == [
             (1, '{"Bash": 3}')
@@ -773,3 +773,51 @@ def test_a_prune_drops_the_rows_kept_aside_before_its_moment_too(tmp_path, no_ca
     shown = CliRunner().invoke(cli, ["turns", "--json"])
     assert shown.exit_code == 0, shown.output
     assert json.loads(shown.stdout) == [] and not deferred.waiting(db)
+
+
+def test_a_row_kept_aside_while_a_prune_runs_does_not_bring_back_what_it_cut(monkeypatch, no_catch_up_process):
+    """A hook that took its row's time before `brain prune --ledger --before WHEN` and kept it
+    aside after the prune's catch-up (a hook descheduled between the two; a WHEN ahead of the
+    clock) was recorded by the next catch-up, after the prune: a turn from before WHEN back in
+    the ledger it had cut. The prune records the moment it cut at; a catch-up drops the rows
+    kept aside from before it, by the same rule, and records the later ones."""
+    from click.testing import CliRunner
+
+    from brain.cli import cli
+    from brain.ledger import prune
+
+    db = config.db_path()
+    open_db(db).close()
+    moment = time.time() - 30
+    real_catch_up = prune.catch_up
+
+    def catch_up_then_a_hook_keeps_two_aside(path: Path) -> Any:
+        done = real_catch_up(path)
+        stamped = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(moment - 60))
+        with monkeypatch.context() as hook:
+            hook.setattr(deferred, "utc_now", lambda: stamped)  # its time taken before WHEN
+            deferred.keep_aside(db, deferred.TURN, {"turn_key": "s1:old", "session_id": "s1", "ask": "before"})
+        deferred.keep_aside(db, deferred.TURN, {"turn_key": "s1:new", "session_id": "s1", "ask": "after"})
+        return done
+
+    monkeypatch.setattr(prune, "catch_up", catch_up_then_a_hook_keeps_two_aside)
+    when = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(moment))
+    pruned = CliRunner().invoke(cli, ["prune", "--ledger", "--before", when, "--yes", "--json"])
+    assert pruned.exit_code == 0, pruned.output
+    assert deferred.waiting(db) == 2  # both landed after the prune's catch-up
+    shown = CliRunner().invoke(cli, ["turns", "--json"])
+    assert shown.exit_code == 0, shown.output
+    assert [r["turn_key"] for r in json.loads(shown.stdout)] == ["s1:new"] and not deferred.waiting(db)
+    assert "dropped 1 row the hooks kept aside" in shown.stderr
+
+
+def test_a_ledger_from_before_the_prunes_record_gets_it_within_a_hooks_budget(tmp_path, no_catch_up_process):
+    """m007_ledger_prunes (one empty table) fits a hook's budget: no row kept aside for it."""
+    db = tmp_path / "brain.db"
+    _old_ledger(db, before="m007_ledger_prunes")
+    payload = {"session_id": "s1", "prompt_id": "p1", "cwd": str(tmp_path), "last_assistant_message": "one"}
+    record_stop(payload, db_path=db, migrate_until=time.monotonic() + 2.0)
+    assert deferred.waiting(db) == 0 and _applied(db)[-1] == "m007_ledger_prunes"
+    with connection(db) as conn:
+        assert conn.execute("SELECT count(*) FROM turns").fetchone()[0] == 2
+        assert conn.execute("SELECT count(*) FROM ledger_prunes").fetchone()[0] == 0

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from ..db import kept_aside_dir
-from .deferred import FAILED, catch_up, rejected_line, start_catch_up, waiting
+from .deferred import FAILED, catch_up, pruned_line, rejected_line, start_catch_up, waiting
 from .hook import log
 
 ROUNDS = 10  # catch-ups in a row for the rows hooks keep aside while one runs (they keep coming)
@@ -24,15 +24,17 @@ def main(argv: list[str]) -> int:
     db_path = Path(argv[0])
     lock = int(argv[1]) if len(argv) > 1 else None
     failed = kept_aside_dir(db_path) / FAILED
-    written = 0
+    written = pruned = 0
     moved: list[Path] = []
+    cut = None
     try:
         try:
             for _ in range(ROUNDS):
-                more, refused = catch_up(db_path, locked=lock is not None)
+                more, refused, dropped, cut = catch_up(db_path, locked=lock is not None)
                 written += more
                 moved += refused
-                if not more and not refused:
+                pruned += dropped
+                if not more and not refused and not dropped:
                     break
         finally:
             if lock is not None:
@@ -48,6 +50,8 @@ def main(argv: list[str]) -> int:
         return 1
     if moved:  # once: they are out of the way of the next catch-up
         log(rejected_line(len(moved), moved[0].parent))
+    if pruned:
+        log(pruned_line(pruned, cut))
     if written:
         log(f"upgraded {db_path} and recorded {written} row{'s' if written != 1 else ''} the hooks had kept aside")
     # A hook that kept a row aside after the last round, while the lock was still held, started

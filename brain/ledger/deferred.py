@@ -11,6 +11,10 @@ ids: a catch-up killed before the files were gone skips those rows next time. It
 process of its own that the hook keeping a row aside starts (``start_catch_up``: the ledger
 mends itself within seconds, with no command typed), and by ``brain turns`` and ``brain recalls``.
 
+A row from before the latest `brain prune --ledger` cut (``ledger_prunes``) is dropped, not
+recorded: its hook took its time before the prune and wrote its file after the prune's own
+catch-up, and recorded, it was back in the ledger the prune had cut.
+
 A file there that holds no row that can be written (not JSON, no ``turn_key``, a kind of row
 brain does not know, one its table's constraints refuse, larger than any row brain writes, not
 a regular file) is moved to ``rejected/`` in the folder,
@@ -40,7 +44,7 @@ from ..db import NEWER_RECORDS, NewerLedger, connection, storable
 from ..kept_aside import REJECTED, is_kept_row, kept_aside_dir, rejected, rejected_line, waiting  # noqa: F401
 from ..migrations import write_transaction
 from .redact import redact_value
-from .store import utc_now, write_turn
+from .store import recorded_before, utc_now, write_turn
 from .transcript import MAX_READ
 
 TURN = "turn"
@@ -58,6 +62,7 @@ FAILED = ".catch-up-failed"
 # row is under 17 MB; twice that leaves room for what this sum misses. A larger file is no row
 # brain wrote.
 MAX_ROW_BYTES = 2 * MAX_READ
+_UNIX_EPOCH_JD = 2440587.5
 # What writing a row raises when the row is at fault (a field missing or of the wrong type, a
 # constraint it breaks): that file is set aside. Anything else (a full disk, a damaged database)
 # fails the catch-up, every row kept for the next try.
@@ -75,10 +80,13 @@ _ROW_FAULTS = (
 
 
 class CaughtUp(NamedTuple):
-    """What a ``catch_up`` did: the rows it wrote, and the files it moved to ``rejected/`` (there)."""
+    """What a ``catch_up`` did: the rows it wrote, the files it moved to ``rejected/`` (there),
+    and the rows it dropped as recorded before the last ledger prune's cut (``cut``, Unix time)."""
 
     written: int
     rejected: list[Path]
+    pruned: int = 0
+    cut: float | None = None
 
 
 def keep_aside(db_path: Path, kind: str, row: dict[str, Any], *, partial: bool = False, cut: bool = False) -> Path:
@@ -153,18 +161,25 @@ def _record_kept(db_path: Path, folder: Path) -> CaughtUp:
     files = sorted(p for p in folder.iterdir() if is_kept_row(p.name))
     if not files:
         return CaughtUp(0, [])
-    written = 0
+    written = pruned = 0
     ids = []
     done: list[Path] = []
     refused: list[Path] = []
     with connection(db_path) as conn:
         with write_transaction(conn):  # the whole upgrade, with no budget
+            # Read under the write lock: a prune that records its cut after this commit reads
+            # what to drop after it too, so it drops what this records.
+            cut = conn.execute("SELECT max(julianday(cut)) FROM ledger_prunes").fetchone()[0]
             for path in files:
                 # Read inside the transaction: a run that finds the file gone finds its id
                 # gone with it, and one that finds the file finds the id recorded.
                 entry = _entry(path)
                 if entry is None:
                     refused.append(path)
+                    continue
+                if cut is not None and _pruned(conn, entry, cut):
+                    done.append(path)  # the prune dropped its like; dropped again if this run is killed
+                    pruned += 1
                     continue
                 row_id = entry.get("id") if isinstance(entry.get("id"), str) else path.stem  # an older brain's
                 if conn.execute("SELECT 1 FROM kept_aside_recorded WHERE id = ?", (row_id,)).fetchone():
@@ -198,7 +213,18 @@ def _record_kept(db_path: Path, folder: Path) -> CaughtUp:
         moved = [_set_aside(path, folder / REJECTED) for path in refused]
         with write_transaction(conn):  # their files gone, no run can read these rows again
             conn.executemany("DELETE FROM kept_aside_recorded WHERE id = ?", [(i,) for i in ids])
-    return CaughtUp(written, moved)
+    return CaughtUp(written, moved, pruned, None if cut is None else (cut - _UNIX_EPOCH_JD) * 86400)
+
+
+def _pruned(conn: sqlite3.Connection, entry: dict[str, Any], cut: float) -> bool:
+    """Whether the row kept in ``entry`` would be recorded before the last ledger prune's ``cut``
+    (a Julian day), by the prune's rule: a turn takes the time it was kept, a prompt its own.
+    A hook that took its row's time before a `brain prune --ledger --before WHEN` and wrote its
+    file after the prune's catch-up: recorded, that row was back in the ledger the prune had cut."""
+    when = entry["at"] if entry["kind"] == TURN else entry["row"].get("created_at")
+    if not isinstance(when, str):  # a prompt with no time takes the catch-up's, after any cut
+        return False
+    return bool(conn.execute(f"SELECT {recorded_before(':when')}", {"when": when, "cutoff": cut}).fetchone()[0])
 
 
 def _remove_orphans(folder: Path) -> None:
@@ -325,10 +351,13 @@ def caught_up_lines(db_path: Path | None = None) -> list[str]:
     """``catch_up``, and the lines a command prints when it recorded rows or set files aside."""
     db_path = db_path or config.db_path()
     try:
-        written, moved = catch_up(db_path)
+        caught = catch_up(db_path)
     except NewerLedger as exc:  # the command reads on; the rows wait for the newer brain
         return [f"{exc}; the rows the hooks kept aside wait for it"]
+    written, moved, pruned, cut = caught
     said = []
+    if pruned:
+        said.append(pruned_line(pruned, cut))
     if written:
         said.append(
             f"upgraded {db_path} and recorded {written} row{'s' if written != 1 else ''} the hooks had kept aside "
@@ -337,3 +366,13 @@ def caught_up_lines(db_path: Path | None = None) -> list[str]:
     if moved:
         said.append(rejected_line(len(moved), moved[0].parent))
     return said
+
+
+def pruned_line(count: int, cut: float | None) -> str:
+    """One line: ``count`` rows kept aside were dropped, recorded before the last ledger prune's ``cut``."""
+    from ..moments import local_time
+
+    return (
+        f"dropped {count} row{'s' if count != 1 else ''} the hooks kept aside from before the last "
+        f"`brain prune --ledger` cut ({local_time(cut)}): recorded, {'they' if count != 1 else 'it'} came back after it"
+    )

@@ -27,6 +27,7 @@ from ..db import NewerLedger, connection, refuse_foreign, written
 from ..migrations import disk_bytes
 from ..moments import local_iso
 from .deferred import catch_up
+from .store import recorded_before, utc_now
 
 # Each table and the column that says when its row was recorded. turns.created_at is when the
 # Stop hook first wrote the row (started_at is when the prompt was typed, which a resumed
@@ -123,6 +124,8 @@ def prune_ledger(
         # batch would otherwise copy that batch's pages into brain.db inside its own budget.
         conn.execute("PRAGMA wal_autocheckpoint = 0")
         try:
+            if before is not None:
+                _record_cut(conn, before)
             for table, column in TABLES:
                 if before is None:  # a vacuum alone: nothing to drop
                     break
@@ -186,7 +189,7 @@ def ledger_preview(before: float, *, path: Path | None = None) -> dict[str, Any]
         for table, column in TABLES:
             count, first, last = conn.execute(
                 f"SELECT count(*), min(julianday({column})), max(julianday({column})) FROM {table}"
-                f" WHERE {_recorded_before(column)}",
+                f" WHERE {recorded_before(column)}",
                 {"cutoff": cutoff},
             ).fetchone()
             preview["dropped"][table] = int(count)
@@ -196,6 +199,19 @@ def ledger_preview(before: float, *, path: Path | None = None) -> dict[str, Any]
     preview["first"] = (min(firsts) - _UNIX_EPOCH_JD) * 86400 if firsts else None
     preview["last"] = (max(lasts) - _UNIX_EPOCH_JD) * 86400 if lasts else None
     return preview
+
+
+def _record_cut(conn: sqlite3.Connection, before: float) -> None:
+    """Record the moment the prune cuts at, before it reads what to drop: ``before``, or now when
+    that is ahead (a row recorded after now is one written during the prune, kept as one written
+    straight into brain.db after the prune read its ids). A row kept aside from before it, that
+    lands after the catch-up above (its hook's time taken before, its file written after), is
+    dropped by the catch-up that meets it (``deferred``) instead of coming back after the prune."""
+    cut = _utc_ms(min(before, time.time()))
+    if cut is None:  # a moment no time string holds: none of brain's rows is older
+        return
+    with written(conn):
+        conn.execute("INSERT INTO ledger_prunes (cut, pruned_at) VALUES (?, ?)", (cut, utc_now()))
 
 
 def _fold_now(conn: sqlite3.Connection) -> bool:
@@ -215,20 +231,12 @@ def _old_ids(conn: sqlite3.Connection, table: str, column: str, before: float, c
     The text bound (any time before the cutoff starts with a date at most a day after it)
     lets the index on created_at, where there is one, answer.
     """
-    where = _recorded_before(column)
+    where = recorded_before(column)
     bound = _text_bound(before)
     if bound is not None:
         where = f"{column} < :bound AND {where}"
     rows = conn.execute(f"SELECT id FROM {table} WHERE {where} ORDER BY id", {"cutoff": cutoff, "bound": bound})
     return [row[0] for row in rows]
-
-
-def _recorded_before(column: str) -> str:
-    """The condition "recorded before :cutoff". julianday() reads both formats the tables hold
-    ('2026-03-01T10:00:00.000Z', SQLite's '2026-03-01 10:00:00') and an offset a hand edit may
-    add, and is NULL for what is no time; it also reads 'now' and a bare number (a Julian day),
-    which no row of brain's holds: only a value that starts with a date counts as one."""
-    return f"{column} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' AND julianday({column}) < :cutoff"
 
 
 def _delete_batch(
@@ -240,7 +248,7 @@ def _delete_batch(
         # The time is asked again: an id read before the lock may have been deleted and reused
         # by a new row since (INTEGER PRIMARY KEY reuses the largest).
         cursor = conn.execute(
-            f"DELETE FROM {table} WHERE id IN (SELECT value FROM json_each(:ids)) AND {_recorded_before(column)}",
+            f"DELETE FROM {table} WHERE id IN (SELECT value FROM json_each(:ids)) AND {recorded_before(column)}",
             {"ids": json.dumps(ids), "cutoff": cutoff},
         )
     return cursor.rowcount, time.monotonic() - held_from
@@ -270,6 +278,14 @@ def _text_bound(before: float) -> str | None:
     except (OverflowError, OSError, ValueError):  # past year 9999: no bound, julianday() alone
         return None
     return f"{day.tm_year:04d}-{day.tm_mon:02d}-{day.tm_mday:02d}"  # %Y leaves year 999 unpadded
+
+
+def _utc_ms(moment: float) -> str | None:
+    """``moment`` as ``utc_now`` writes a time (ISO 8601 UTC, milliseconds); None out of range."""
+    try:
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(moment)) + f".{int(moment % 1 * 1000):03d}Z"
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 def _utc(moment: float) -> str | None:

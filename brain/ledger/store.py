@@ -80,6 +80,16 @@ _MERGE_PARTIAL = (
 )
 
 
+def recorded_before(column: str) -> str:
+    """The condition "recorded before :cutoff" (a Julian day) on ``column``, the one rule of
+    `brain prune --ledger` (``prune``) and of a catch-up after it (``deferred``). julianday()
+    reads both formats the tables hold ('2026-03-01T10:00:00.000Z', SQLite's '2026-03-01
+    10:00:00') and an offset a hand edit may add, and is NULL for what is no time; it also reads
+    'now' and a bare number (a Julian day), which no row of brain's holds: only a value that
+    starts with a date counts as one."""
+    return f"{column} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' AND julianday({column}) < :cutoff"
+
+
 def utc_now() -> str:
     """Now as ISO 8601 UTC with milliseconds, the format of transcript timestamps."""
     now = time.time()
