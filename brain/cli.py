@@ -472,6 +472,10 @@ def _ledger_line(turns: int, last: str | None) -> str:
 
 
 def _server_line(server: dict | None, root: Path) -> str:
+    """The `server:` line of `brain status`. Its times are local, as the `ledger:` line's (they
+    were the server's UTC: two clocks on one screen); ``--json`` keeps the server's UTC."""
+    from .moments import recorded_local
+
     if server is None:
         from .server import runtime
 
@@ -516,22 +520,22 @@ def _server_line(server: dict | None, root: Path) -> str:
     failing = server.get("indexing_failing")
     if isinstance(failing, dict) and isinstance(failing.get("failures"), int) and failing["failures"]:
         n = failing["failures"]  # answers come from the index as it was
-        since = str(failing.get("since") or "").replace("T", " ").rstrip("Z")
+        since = recorded_local(str(failing.get("since") or ""), say_zone=True, seconds=True)
         left = failing.get("unindexed")
         if failing.get("what") == "idle check":  # no pass fails: what picks up another `brain index`'s work does
             parts.append(
-                f"idle check FAILING since {since} UTC ({n} time{'' if n == 1 else 's'} in a row; what "
+                f"idle check FAILING since {since} ({n} time{'' if n == 1 else 's'} in a row; what "
                 f"`brain index` writes elsewhere is not picked up): {escaped(str(failing.get('why')))}"
             )
         else:
             parts.append(
-                f"indexing FAILING since {since} UTC ({n} pass{'' if n == 1 else 'es'} in a row"
+                f"indexing FAILING since {since} ({n} pass{'' if n == 1 else 'es'} in a row"
                 + (f", {plural(left, 'note')} not indexed" if isinstance(left, int) and left else "")
                 + f"): {escaped(str(failing.get('why')))}"
             )
     update = server.get("last_update")
     if update:
-        when = update["finished_at"].replace("T", " ").rstrip("Z") + " UTC"
+        when = recorded_local(str(update["finished_at"]), say_zone=True, seconds=True)
         counts = ", ".join(f"{update[k]} {k}" for k in ("new", "changed", "removed", "renamed") if update.get(k))
         if update.get("reason") == "start":
             parts.append(

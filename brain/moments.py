@@ -407,21 +407,23 @@ def recorded_moment(stamp: str) -> float | None:
     return moment.timestamp()
 
 
-def recorded_local(stamp: str, *, say_zone: bool = False) -> str:
+def recorded_local(stamp: str, *, say_zone: bool = False, seconds: bool = False) -> str:
     """A moment the ledger recorded, for people: local time to the minute (``2026-02-13 01:02``
-    in Tokyo for ``2026-02-12T16:02:31.000Z``), the days --since and --stats count in, ``local``
-    after it with ``say_zone`` (a sentence, where a bare time read as UTC, as it was printed
-    before); one no clock reads is its first 16 characters, no zone said, on one line with no
-    terminal control (a hand-edited line break split `brain turns`' row and `brain status`' line)."""
+    in Tokyo for ``2026-02-12T16:02:31.000Z``; to the second with ``seconds``), the days --since
+    and --stats count in, ``local`` after it with ``say_zone`` (a sentence, where a bare time read
+    as UTC, as it was printed before); one no clock reads is as many of its first characters, no
+    zone said, on one line with no terminal control (a hand-edited line break split `brain
+    turns`' row and `brain status`' line)."""
     from .text import literal
 
     moment = recorded_moment(stamp)
     try:
         if moment is not None:
-            return local_time(moment) + (" local" if say_zone else "")
+            shown = local_datetime(moment).isoformat(sep=" ", timespec="seconds" if seconds else "minutes")
+            return shown + (" local" if say_zone else "")
     except (ValueError, OverflowError, OSError):
         pass
-    return literal(stamp[:16].replace("T", " "))
+    return literal(stamp[: 19 if seconds else 16].replace("T", " "))
 
 
 def local_iso(moment: float | None) -> str | None:

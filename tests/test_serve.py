@@ -831,6 +831,32 @@ def test_status_server_line_counts_one_as_one(tmp_path):
     assert _server_line(server, tmp_path) == "server: up (pid 7, up 5s, 3 queries, indexing 2 changes)"
 
 
+def test_status_says_the_servers_times_in_local_time_as_its_ledger_line(toy_vault, monkeypatch, zone):
+    """`brain status` said the server's last update and a failing pass's start in UTC under the
+    ledger's local time: two clocks on one screen (in Tokyo the turn begun at 01:02 local sat
+    above an update at 16:43 UTC). Now local, said so; --json keeps the server's UTC."""
+    zone("Asia/Tokyo")  # UTC+9, no summer time
+    server = {"pid": 7, "uptime_s": 5, "queries": 1, "state": "ready"}
+    server["last_update"] = {"reason": "watch", "finished_at": "2026-12-01T16:43:23Z", "new": 1, "lag_s": 0.5}
+    server["indexing_failing"] = {"failures": 3, "since": "2026-12-01T15:31:02Z", "why": "PermissionError: no"}
+    monkeypatch.setattr(client, "status", lambda root, **kw: server)
+    out = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)])
+    assert out.exit_code == 0, out.output
+    line = next(line for line in out.output.splitlines() if line.startswith("server: "))
+    assert "indexing FAILING since 2026-12-02 00:31:02 local (3 passes in a row)" in line, line
+    assert "last update 2026-12-02 01:43:23 local: 1 new, served 0.5 s after the change" in line, line
+    assert "UTC" not in line
+    server["indexing_failing"]["what"] = "idle check"
+    server["last_update"] = {"reason": "start", "finished_at": "2026-12-01T16:43:23Z", "took_s": 1.0}
+    line = next(line for line in CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)]).output.splitlines()
+                if line.startswith("server: "))  # fmt: skip
+    assert "idle check FAILING since 2026-12-02 00:31:02 local (3 times" in line and "UTC" not in line, line
+    assert "index loaded 2026-12-02 01:43:23 local in 1.0 s" in line, line
+    data = json.loads(CliRunner().invoke(cli, ["status", "--vault", str(toy_vault), "--json"]).output)["server"]
+    assert data["last_update"]["finished_at"] == "2026-12-01T16:43:23Z"
+    assert data["indexing_failing"]["since"] == "2026-12-01T15:31:02Z"
+
+
 def test_status_says_whether_a_server_is_up(toy_vault):
     _index(toy_vault)
     out = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)])

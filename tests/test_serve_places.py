@@ -31,6 +31,7 @@ from serve_helpers import TESTS, brain_env, raw_exchange, request, served, wait_
 from test_serve import _index
 
 from brain.autorecall import hook
+from brain.moments import recorded_local
 from brain.server import daemon as daemon_module
 from brain.server import protocol
 from brain.server.service import caller
@@ -777,7 +778,8 @@ def test_an_indexing_pass_failing_again_and_again_says_its_traceback_once_counts
     )
     assert len(said) == 3, [r.getMessage() for r in said]
     assert failing["failures"] == failures and failing["why"].startswith("PermissionError: [Errno 13]")
-    assert f"indexing FAILING since {failing['since'][:10]}" in line and f"({failures} passes in a row" in line
+    since = recorded_local(failing["since"], say_zone=True, seconds=True)  # local, as the ledger: line
+    assert f"indexing FAILING since {since} ({failures} passes in a row" in line, line
     assert after is None
 
 
@@ -844,7 +846,8 @@ def test_an_idle_check_failing_again_and_again_is_in_status(toy_vault, monkeypat
         after = daemon.service.status()["indexing_failing"]
     assert failing is not None and failing["what"] == "idle check" and failing["failures"] >= 5, failing
     assert failing["why"].startswith("PermissionError: [Errno 13]"), failing
-    assert f"idle check FAILING since {failing['since'][:10]}" in line and "times in a row" in line, line
+    since = recorded_local(failing["since"], say_zone=True, seconds=True)
+    assert f"idle check FAILING since {since} (" in line and "times in a row" in line, line
     assert "indexing FAILING" not in line, line
     assert after is None
 
