@@ -359,17 +359,21 @@ def test_a_note_whose_symlink_target_is_swapped_outside_the_vault(toy_vault, tmp
 
 
 @pytest.mark.parametrize("how", ["moved away", "deleted"])
-def test_answers_while_the_vault_is_gone_say_so_and_stop_saying_once_it_is_back(toy_vault, tmp_path, how):
+def test_answers_while_the_vault_is_gone_say_so_and_stop_saying_once_it_is_back(toy_vault, tmp_path, how, zone):
     """The watcher said it once in the log; every answer meanwhile came from the index as it
     was, saying nothing (`brain mcp` and the socket's other clients ask without checking the
-    path), and `status` said the server was ready."""
+    path), and `status` said the server was ready. When it went is local time, said so, as
+    `brain ask` says its other times (it said UTC)."""
+    import re
     import shutil
 
     from brain.recall.types import RecallSettings
 
+    zone("Asia/Tokyo")  # UTC+9, no summer time
     _index(toy_vault)
     with served(toy_vault) as daemon:
         service = daemon.service
+        went = int(time.time())
         if how == "moved away":
             os.rename(toy_vault, tmp_path / "elsewhere")
         else:
@@ -379,6 +383,9 @@ def test_answers_while_the_vault_is_gone_say_so_and_stop_saying_once_it_is_back(
         results = service.ask("agent memory", ["hybrid"], RecallSettings(k=3))
         assert results[0].results and results[0].stale
         assert any("moved or deleted" in w and str(toy_vault) in w for w in results[0].warnings)
+        said = re.search(r"deleted at (\S+ \S+) local", " ".join(results[0].warnings))
+        assert said, results[0].warnings
+        assert went <= time.mktime(time.strptime(said[1], "%Y-%m-%d %H:%M:%S")) <= time.time()
         passes = service.watcher.passes  # none runs: the watcher waits for the vault to be back
         os.rename(tmp_path / "elsewhere", toy_vault)
         wait_until(lambda: not service.status()["watch"].get("gone"), 10, "the server to see the vault back")

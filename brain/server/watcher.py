@@ -378,7 +378,8 @@ class VaultWatcher:
                 # where it went, and one deleted or swapped for another is not watched at all
                 log.error("the vault %s was moved, deleted or replaced; watching again when it is back", self.root)
                 if not self.root.is_dir():
-                    since = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+                    # local, as `brain ask` says its other times (it said UTC: two clocks)
+                    since = time.strftime("%Y-%m-%d %H:%M:%S local", time.localtime())
                     self.gone = f"the vault {self.root} was moved or deleted at {since}"
                 while not self.root.is_dir():
                     if self.stopping.wait(1.0):
