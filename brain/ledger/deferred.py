@@ -374,5 +374,5 @@ def pruned_line(count: int, cut: float | None) -> str:
 
     return (
         f"dropped {count} row{'s' if count != 1 else ''} the hooks kept aside from before the last "
-        f"`brain prune --ledger` cut ({local_time(cut)}): recorded, {'they' if count != 1 else 'it'} came back after it"
+        f"`brain prune --ledger` cut ({local_time(cut)} local): recorded, {'they' if count != 1 else 'it'} came back after it"
     )
