@@ -507,6 +507,25 @@ def test_install_merges_backs_up_and_is_idempotent(toy_vault, tmp_path, monkeypa
     assert json.loads((project / ".mcp.json").read_text()) == existing
 
 
+def test_install_over_a_vault_not_indexed_says_so_and_what_to_run(toy_vault, tmp_path, monkeypatch):
+    # A newcomer who ran `brain mcp install` before `brain index` was told "added" and nothing
+    # more; every tool Claude Code then called answered "no index". The hook's install said it.
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    spaced = tmp_path / "Obsidian Vault"
+    toy_vault.rename(spaced)
+    first = CliRunner().invoke(cli, ["mcp", "install", "--vault", str(spaced)])
+    assert first.exit_code == 0, first.output
+    assert f"note: {spaced.resolve()} has no index yet" in first.stderr
+    assert f"run `brain index --vault '{spaced.resolve()}'`" in first.stderr
+    assert "added the MCP server 'brain'" in first.stdout and "note:" not in first.stdout
+    assert CliRunner().invoke(cli, ["index", "--vault", str(spaced), "-q"]).exit_code == 0
+    CliRunner().invoke(cli, ["mcp", "uninstall"])
+    again = CliRunner().invoke(cli, ["mcp", "install", "--vault", str(spaced)])
+    assert again.exit_code == 0 and "no index" not in again.output
+
+
 def test_install_takes_the_vault_given_before_it(toy_vault, tmp_path, monkeypatch):
     # `brain mcp --vault V install`: the --vault before `install` was dropped, and install pinned
     # $BRAIN_VAULT's vault instead (or said no vault was given)

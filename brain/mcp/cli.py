@@ -11,7 +11,7 @@ import click
 
 from ..cli_options import not_blank, vault_option
 from ..cli_support import library_errors, one_file, project_folder_hint
-from ..text import literal
+from ..text import escaped, literal, shell_word
 
 
 @click.group(invoke_without_command=True)
@@ -102,7 +102,8 @@ def install(
     one_file(user, config_file, "--config")
     vault = _the_vault(ctx, vault)
     path = setup.config_path(user=user, config=config_file)
-    entry = setup.server_entry(resolve_vault(vault))
+    root = resolve_vault(vault)
+    entry = setup.server_entry(root)
     if dry_run:
         click.echo(
             f"would write to {literal(str(path))}:\n"
@@ -111,6 +112,23 @@ def install(
         return
     with project_folder_hint(not user and config_file is None):
         click.echo(setup.install(path, entry, name).message)
+    _no_index_advice(root)
+
+
+def _no_index_advice(root: Path) -> None:
+    """Installed over a vault not indexed yet, every tool Claude Code called answered "no index"
+    and install had said nothing: the hook's install says it, and so does this now."""
+    from .. import config
+    from ..index.files import INDEX_FILE
+
+    if not (config.index_dir(root) / INDEX_FILE).exists():
+        vault = shell_word(root)  # a command to paste: "Obsidian Vault" must stay one word
+        click.echo(
+            escaped(
+                f"note: {root} has no index yet, so the brain tools Claude Code calls find nothing: run `brain index --vault {vault}`"
+            ),
+            err=True,
+        )
 
 
 @mcp.command()
