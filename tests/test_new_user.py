@@ -369,3 +369,29 @@ def test_the_quickstart_names_a_brain_home_brain_takes(tmp_path, monkeypatch):
     monkeypatch.setenv("PWD", str(tmp_path))
     for name, value in places:
         assert _place(name, os.path.expandvars(value)).is_absolute(), (name, value)
+
+
+def test_the_demo_ends_with_the_command_that_asks_its_index_again(tmp_path, monkeypatch):
+    """scripts/demo ended at `brain ab report`, nothing said of what to type next; the command it
+    prints now asks the index it built, as typed (a home with a space in it included)."""
+    import shlex
+    import subprocess
+
+    script = (Path(__file__).resolve().parents[1] / "scripts" / "demo").read_text(encoding="utf-8")
+    closing = script[script.index("{ set +x; }") :]  # what runs after the demo's commands
+    home = tmp_path / "demo home"
+    home.mkdir(mode=0o700)
+    env = {**os.environ, "BRAIN_HOME": str(home), "BRAIN_EMBED_MODEL": "fake:64", "BRAIN_RERANK_MODEL": "none"}
+    said = subprocess.run(["bash", "-c", closing], env=env, capture_output=True, text=True, check=True).stdout
+    assert "source .venv/bin/activate" in said
+    words = shlex.split(next(line for line in said.splitlines() if " brain ask " in line))
+    settings = dict(word.split("=", 1) for word in words[: words.index("brain")])
+    assert settings == {"BRAIN_HOME": str(home), "BRAIN_EMBED_MODEL": "fake:64", "BRAIN_RERANK_MODEL": "none"}
+    shutil.copytree(Path(__file__).resolve().parents[1] / "toy_vault", tmp_path / "toy_vault")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("BRAIN_HOME", str(home))
+    assert CliRunner().invoke(cli, ["index", "-q", "--vault", "toy_vault"]).exit_code == 0
+    args = [w if w != "…" else "sqlite wal" for w in words[words.index("brain") + 1 :]]
+    out = CliRunner().invoke(cli, [*args, "--no-update", "--json"], env=settings)
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["results"]
