@@ -404,9 +404,25 @@ def search_hint(ref: str, store: IndexStore | None = None) -> Iterator[None]:
             raise NoNoteNamed(f"{exc}: {said}", suggested=True) from None
         if exc.suggested:
             raise
+        linked = store.unresolved_named(ref) if store is not None else []
+        # an Obsidian link to a note not written yet, or to a PDF: "no note" and `brain ask` said nothing of it
+        if linked:
+            raise NoNoteNamed(f"{exc}: {_linked_as(linked)}", suggested=True) from None
         if len(ref) > QUOTED_CHARS or not ref.isprintable():  # a name pasted by mistake is not said twice
             raise NoNoteNamed(f"{exc}: `brain ask` finds notes by what they say", suggested=True) from None
         raise NoNoteNamed(f"{exc}: `brain ask {_typed(ref)}` finds notes by what they say", suggested=True) from None
+
+
+def _linked_as(linked: list[tuple[str, str]]) -> str:
+    """What the links to a name no note answers to say it is: a note not written yet (dangling),
+    or an attachment; and the notes that link to it, the first three named."""
+    from .text import literal
+
+    paths = list(dict.fromkeys(path for _status, path in linked))
+    named = ", ".join(literal(path) for path in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    if all(status == "attachment" for status, _path in linked):
+        return f"it is an attachment, not a note (brain reads the *.md files), linked from {named}"
+    return f"no note of that name is written yet; {named} link{'s' if len(paths) == 1 else ''} to it"
 
 
 def _typed(ref: str) -> str:

@@ -395,3 +395,28 @@ def test_the_demo_ends_with_the_command_that_asks_its_index_again(tmp_path, monk
     out = CliRunner().invoke(cli, [*args, "--no-update", "--json"], env=settings)
     assert out.exit_code == 0, out.output
     assert json.loads(out.stdout)["results"]
+
+
+def test_a_name_only_links_use_says_it_is_a_note_not_written_or_an_attachment(toy_vault):
+    """`brain note "Future idea"`, a link in two notes to a note never written (Obsidian shows it
+    as a link to create), and `brain note plan.pdf`, an attachment, both ended at "no note" and a
+    `brain ask` that finds neither."""
+    (toy_vault / "files").mkdir()
+    (toy_vault / "files" / "Plan.pdf").write_bytes(b"%PDF-1.4\n")
+    (toy_vault / "Кухня.md").write_text("# Кухня\n\nСмета: ![[Plan.pdf]], плитка из [[Магазин плитки]].\n")
+    assert _index(toy_vault).exit_code == 0
+    for command in ("note", "neighbours"):
+        out = CliRunner().invoke(cli, [command, "future IDEA", "--vault", str(toy_vault)])
+        assert out.exit_code == 1
+        assert out.output.strip().endswith(
+            "no note of that name is written yet; Daily/2026-03-14.md, Projects/Brain MVP.md link to it"
+        ), out.output
+    out = CliRunner().invoke(cli, ["note", "Магазин плитки.md", "--vault", str(toy_vault)])
+    assert out.output.strip().endswith("no note of that name is written yet; Кухня.md links to it"), out.output
+    out = CliRunner().invoke(cli, ["note", "plan.pdf", "--vault", str(toy_vault)])
+    assert out.exit_code == 1 and len(out.output.strip().splitlines()) == 1
+    assert out.output.strip().endswith(
+        "it is an attachment, not a note (brain reads the *.md files), linked from Кухня.md"
+    ), out.output
+    out = CliRunner().invoke(cli, ["note", "Nothing links here", "--vault", str(toy_vault)])
+    assert out.output.strip().endswith('`brain ask "Nothing links here"` finds notes by what they say')

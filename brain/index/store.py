@@ -565,6 +565,22 @@ class IndexStore(LexicalStore, HistoryStore):
     def note_count(self) -> int:
         return int(self.conn.execute("SELECT count(*) FROM notes").fetchone()[0])
 
+    def unresolved_named(self, ref: str) -> list[tuple[str, str]]:
+        """(status, path of the note that writes it) of each link to ``ref`` that leads to no note:
+        dangling, or an attachment; any case, with or without ``.md``. Read through the index of
+        the links not resolved (m014): a few rows beside every link."""
+
+        def bare(name: str) -> str:
+            name = name.strip().casefold()
+            return name[:-3] if name.endswith(".md") else name
+
+        want = bare(ref)
+        rows = self.conn.execute(
+            f"SELECT links.status, notes.path, links.target FROM links JOIN notes ON notes.id = links.source_id "
+            f"WHERE links.{_UNRESOLVED} AND links.status IN ('dangling', 'attachment') ORDER BY notes.path"
+        ).fetchall()
+        return [(status, path) for status, path, target in rows if bare(target) == want]
+
     def counts(self) -> dict[str, int]:
         one = lambda sql: self.conn.execute(sql).fetchone()[0]
         # Every `brain index` and `brain status` reports these: the links not resolved are
