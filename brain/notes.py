@@ -724,6 +724,15 @@ def _load_yaml(text: str) -> tuple[Any, int]:
         loader.dispose()
 
 
+def _yaml_problem(exc: BaseException) -> str:
+    """What is wrong in the frontmatter and on which line of the note (its ``---`` is line 1):
+    yaml's first line was its context alone ("while parsing a block mapping"), no line named."""
+    problem, mark = getattr(exc, "problem", None), getattr(exc, "problem_mark", None)
+    if problem and mark is not None:
+        return f"line {mark.line + 2}: {problem}"
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
 def split_frontmatter(text: str) -> tuple[dict[str, Any], str, list[str]]:
     """(metadata, body, warnings). Broken, oversized or alias-bomb YAML keeps the body and drops
     the metadata, with a warning."""
@@ -740,8 +749,7 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str, list[str]]:
     except _FrontmatterTooBig as exc:
         return {}, body, [f"frontmatter ignored: {exc}"]
     except Exception as exc:  # noqa: BLE001 - yaml.YAMLError, RecursionError and friends: one note never stops a run
-        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return {}, body, [f"broken YAML frontmatter ignored: {first_line}"]
+        return {}, body, [f"broken YAML frontmatter ignored: {_yaml_problem(exc)}"]
     if meta is None:
         return {}, body, []
     if not isinstance(meta, dict):

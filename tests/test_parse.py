@@ -353,6 +353,23 @@ def test_broken_yaml_keeps_the_body_and_warns():
     assert len(warnings) == 1 and warnings[0].startswith("broken YAML frontmatter ignored")
 
 
+def test_broken_yaml_names_the_line_of_the_note_and_what_is_wrong():
+    # It said "broken YAML frontmatter ignored: while parsing a block mapping": yaml's context,
+    # neither the line nor what was wrong, on a note of a hundred lines of frontmatter.
+    cases = {  # yaml's wording differs between its C loader and its Python one: the line does not
+        "---\ntitle: broken\n  : [\n---\nbody\n": 3,
+        "---\na: 1\nb: [1, 2\nc: 3\n---\nbody\n": 4,
+        "---\r\naliases: a: b\r\n---\r\nbody\r\n": 2,
+    }
+    for text, line in cases.items():
+        meta, body, warnings = split_frontmatter(text)
+        assert meta == {} and body.startswith("body") and len(warnings) == 1
+        assert warnings[0].startswith(f"broken YAML frontmatter ignored: line {line}: "), warnings
+        assert "while parsing" not in warnings[0] and len(warnings[0]) > len(
+            f"broken YAML frontmatter ignored: line {line}: "
+        )
+
+
 def test_frontmatter_that_is_not_a_mapping_is_ignored():
     meta, body, warnings = split_frontmatter("---\n- just\n- a list\n---\nbody\n")
     assert (meta, body) == ({}, "body\n")
