@@ -766,9 +766,14 @@ def ask(
         if quiet:
             return
         if result.graph_used:
-            how = "by PageRank and the anchor and bridge lanes" if "ppr" in result.mode else "one hop from the top hits"
             added = result.candidates_added
-            click.echo(f"\n(graph: {added} note{'' if added == 1 else 's'} added {how})", err=True)
+            notes = f"{added} note{'' if added == 1 else 's'}"
+            if "ppr" in result.mode:  # "0 notes added by PageRank and the anchor and bridge lanes" read as a
+                # graph that did nothing, where its PageRank had a vote in every rank (lanes: internal words)
+                said = f"{notes} found only through the links; PageRank over the links also voted on the order"
+            else:
+                said = f"{notes} added one hop from the top hits"
+            click.echo(f"\n(graph: {said})", err=True)
         elif graph and result.gate.entity:
             click.echo(escaped(f"\n(graph skipped: {result.gate.reason})"), err=True)
 

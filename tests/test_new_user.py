@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -357,7 +358,6 @@ def test_the_quickstart_names_a_brain_home_brain_takes(tmp_path, monkeypatch):
     """The quickstart said to ask the demo's index again with `BRAIN_HOME=.brain-demo brain ask
     …`, which brain refuses (a relative home is another one in each folder): the first command a
     newcomer typed after the demo failed."""
-    import re
 
     from brain.config import _place
 
@@ -420,3 +420,18 @@ def test_a_name_only_links_use_says_it_is_a_note_not_written_or_an_attachment(to
     ), out.output
     out = CliRunner().invoke(cli, ["note", "Nothing links here", "--vault", str(toy_vault)])
     assert out.output.strip().endswith('`brain ask "Nothing links here"` finds notes by what they say')
+
+
+def test_the_graph_line_of_a_pagerank_mode_says_the_links_voted(toy_vault):
+    """Every `brain ask` (hybrid+ppr, the default) ended "(graph: 0 notes added by PageRank and
+    the anchor and bridge lanes)": a graph that did nothing, read a newcomer, where PageRank had a
+    vote in every rank (`brain ask --ab` showed it moving notes into the top 5), in words of the
+    pipeline's insides."""
+    assert _index(toy_vault).exit_code == 0
+    out = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "-k", "5", "why does the ledger use WAL mode?"])
+    assert out.exit_code == 0, out.output
+    line = next(line for line in out.stderr.splitlines() if line.startswith("(graph: "))
+    assert re.fullmatch(
+        r"\(graph: \d+ notes? found only through the links; PageRank over the links also voted on the order\)", line
+    ), line
+    assert "lanes" not in out.stderr
