@@ -403,7 +403,9 @@ def test_a_name_only_links_use_says_it_is_a_note_not_written_or_an_attachment(to
     `brain ask` that finds neither."""
     (toy_vault / "files").mkdir()
     (toy_vault / "files" / "Plan.pdf").write_bytes(b"%PDF-1.4\n")
-    (toy_vault / "Кухня.md").write_text("# Кухня\n\nСмета: ![[Plan.pdf]], плитка из [[Магазин плитки]].\n")
+    (toy_vault / "Кухня.md").write_text(
+        "# Кухня\n\nСмета: ![[Plan.pdf]], плитка из [[Магазин плитки]].\n", encoding="utf-8"
+    )
     assert _index(toy_vault).exit_code == 0
     for command in ("note", "neighbours"):
         out = CliRunner().invoke(cli, [command, "future IDEA", "--vault", str(toy_vault)])
