@@ -2061,3 +2061,29 @@ def test_install_dry_run_prints_a_config_name_with_a_line_break_on_one_line(toy_
     head, body = out.output.split("\n", 1)
     assert head == f"would write to {tmp_path}/mc\\np.json:", out.output
     assert "mcpServers" in json.loads(body) and not config_file.exists()
+
+
+BAD_PARAMS = [
+    # (params of a tools/call, what its answer says after "Invalid request parameters: "); the
+    # SDK said "Invalid request parameters" and no more, data "", so an agent had nothing to mend
+    ({"arguments": {"query": "memory"}}, "params.name: field required"),
+    ({"name": 5, "arguments": {}}, "params.name: input should be a valid string"),
+    ({"name": "search", "arguments": [1, 2]}, "params.arguments: input should be a valid dictionary"),
+    ({"name": ["x" * 100_000], "arguments": {}}, "params.name: input should be a valid string"),
+    ({"name": "status", "_meta": {"progressToken": {"a\nb" * 50_000: 1}}}, "params._meta.progressToken"),
+]
+
+
+@pytest.mark.slow
+def test_params_a_request_cannot_take_are_said_naming_each_and_why(toy_vault, brain_home):
+    _index(toy_vault)
+    with _raw_mcp(toy_vault) as process:
+        for asked, (params, why) in enumerate(BAD_PARAMS, start=1):
+            _send(process, {"jsonrpc": "2.0", "id": asked, "method": "tools/call", "params": params})
+            answer = _answer(process, timeout=30)
+            assert answer["id"] == asked and answer["error"]["code"] == -32602, answer
+            message = answer["error"]["message"]
+            assert message.startswith(f"Invalid request parameters: {why}"), message
+            assert len(message) < 400 and "\n" not in message and "xxxx" not in message, message
+        _send(process, {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "status"}})
+        assert _answer(process)["id"] == 9  # and the session goes on

@@ -52,6 +52,8 @@ from ..text import for_model, one_line_for_model
 from .backend import Backend
 
 if TYPE_CHECKING:  # stdio.py is imported as the session starts (run_stdio_async)
+    from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+
     from .stdio import InFlight
 
 log = logging.getLogger("brain")
@@ -304,6 +306,7 @@ class BrainServer(MCPServer):
         self.flow: InFlight | None = None  # the session's ``stdio.InFlight`` while it serves: tool calls wait for room
 
         self._lowlevel_server.add_request_handler(UNREADABLE, _Unreadable, _answer_unreadable)
+        self._lowlevel_server.middleware.append(_say_invalid_params)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         tool = self._tool_manager.get_tool(name)
@@ -358,6 +361,17 @@ async def _answer_unreadable(context: Any, params: _Unreadable) -> ErrorData:
     """The answer to a request the SDK could not read (``stdio.mend`` hands it on as one for
     ``UNREADABLE``): an invalid request, saying why, where it was dropped unanswered."""
     return ErrorData(code=INVALID_REQUEST, message=f"brain mcp cannot read this request: {params.why}")
+
+
+async def _say_invalid_params(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """Params the SDK refuses (a tools/call without a name, arguments a list) said: it answered
+    "Invalid request parameters" alone (data ""), leaving the client nothing to mend."""
+    try:
+        return await call_next(ctx)
+    except ValidationError as exc:
+        why = one_line_for_model(invalid_arguments(exc))  # a key of the client's may hold a line break
+        said = why if len(why) <= 300 else why[:299] + "…"
+        raise MCPError(code=INVALID_PARAMS, message=f"Invalid request parameters: {said}") from exc
 
 
 def invalid_arguments(error: ValidationError) -> str:
