@@ -1525,6 +1525,66 @@ def test_while_another_brain_index_holds_the_lock_asks_do_not_wait(toy_vault):
         assert _top(daemon, "ibex memo")["path"] == "Blocked.md"
 
 
+def test_the_model_s_slice_is_measured_each_time_it_is_held():
+    import numpy as np
+    from conftest import FakeEmbedder
+
+    from brain.server.service import EMBED_SLICE, SerialEmbedder
+
+    ticks = itertools.count(step=7.0)
+    embedder = SerialEmbedder(FakeEmbedder(), clock=lambda: next(ticks))
+    assert embedder.slice_seconds == 0.0
+    embedder.embed_documents(["a note"] * (2 * EMBED_SLICE + 1))  # three slices
+    assert embedder.slice_seconds == 7.0 and embedder.held_for() == 7.0
+    # the first slice of a pass has no last one to go by: the one under way counts as it goes
+    seen: list[float] = []
+    embedder.inner.embed_documents = lambda texts, **_: seen.append(embedder.held_for()) or np.zeros((len(texts), 64))
+    embedder.slice_seconds = 0.0
+    embedder.embed_documents(["a note"])
+    assert seen == [7.0] and embedder.slice_seconds == 14.0
+
+
+def test_an_ask_stops_waiting_for_a_pass_in_time_for_its_answer_to_be_made(toy_vault, monkeypatch):
+    """A question asked during a pass waited all its wait for the pass, then for the pass's slice
+    on the model and its own time: `brain ask` (15 s) gave up on an answer 9 s late (a 52-note
+    pass, MiniLM at load 21) and loaded the model itself beside the server. A slice measured as
+    long as the whole wait (a clock that moves 1,000 s a slice) leaves no time to wait at all."""
+    from brain.server import service as service_module
+
+    _index(toy_vault)
+    with served(toy_vault) as daemon:
+        service = daemon.service
+        ticks = itertools.count(step=1000.0)
+        service.embedder._clock = lambda: next(ticks)
+        write(toy_vault, "Slow.md", "# Slow\n\nThe narwhal memo took a slice of 1,000 s to embed.\n")
+        settled(daemon, "Slow.md")
+        assert service.embedder.slice_seconds == 1000.0
+        held, index_vault = threading.Event(), service_module.index_vault
+
+        def held_pass(*args, **kwargs):
+            held.wait(300)  # a guard against a hang only: set once the question is answered
+            return index_vault(*args, **kwargs)
+
+        monkeypatch.setattr(service_module, "index_vault", held_pass)
+        try:
+            write(toy_vault, "Held.md", "# Held\n\nThe walrus memo waits for a pass.\n")
+            wait_until(lambda: service.watcher.busy, 60, "the watcher to hear of Held.md")
+            answers: list = []
+            asking = threading.Thread(
+                # the most a request may wait (protocol.MAX_WAIT): one that waited for the held
+                # pass runs past the guard below, which no load makes of one that does not
+                target=lambda: answers.append(service.ask(QUESTION, ["hybrid+ppr"], RecallSettings(k=3), wait=600)),
+                daemon=True,
+            )
+            asking.start()
+            asking.join(300)
+            assert answers, "the ask waited for a pass although its answer could not be made in time after it"
+            assert answers[0][0].stale >= 1 and any("brain serve is indexing" in w for w in answers[0][0].warnings)
+        finally:
+            held.set()
+        settled(daemon, "Held.md")
+
+
 def test_at_start_the_existing_index_answers_while_the_first_pass_runs(toy_vault):
     """The first pass is held (its embedding waits, the model free for questions) until the
     existing index has answered: it slept 0.2 s a batch, and a loaded machine could finish the

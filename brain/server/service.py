@@ -121,13 +121,17 @@ class SerialEmbedder:
 
     Indexing goes through in slices of ``EMBED_SLICE`` texts, so a query waits for at most one
     slice. Serialising also keeps torch's process-wide thread setting (``embed_query`` lowers it
-    for one query) from changing under an indexing batch.
+    for one query) from changing under an indexing batch. ``slice_seconds``: how long the last
+    slice held the model; ``held_for``, what a question asked now may wait for it (``Service.ask``).
     """
 
-    def __init__(self, inner: Embedder):
+    def __init__(self, inner: Embedder, *, clock: Callable[[], float] = time.monotonic):
         self.inner = inner
         self.name = inner.name
         self._lock = threading.RLock()
+        self._clock = clock
+        self.slice_seconds = 0.0
+        self._slice_began: float | None = None
 
     def ensure_loaded(self) -> float | None:
         load = getattr(self.inner, "ensure_loaded", None)
@@ -155,8 +159,19 @@ class SerialEmbedder:
         parts = []
         for start in range(0, len(texts), EMBED_SLICE):
             with self._lock:
-                parts.append(self.inner.embed_documents(texts[start : start + EMBED_SLICE]))
+                self._slice_began = began = self._clock()
+                try:
+                    parts.append(self.inner.embed_documents(texts[start : start + EMBED_SLICE]))
+                finally:
+                    self._slice_began = None
+                    self.slice_seconds = self._clock() - began
         return np.concatenate(parts)
+
+    def held_for(self) -> float:
+        """Seconds a slice holds the model: the last one's, or the one under way's so far when
+        longer (the first slice of a pass has no last one to go by)."""
+        began = self._slice_began
+        return max(self.slice_seconds, 0.0 if began is None else self._clock() - began)
 
     def __getattr__(self, name: str) -> Any:  # query_prefix, passage_prefix, ... of the model
         if name.startswith("_") or name == "inner":
@@ -251,6 +266,7 @@ class Service:
         self._after_urgent = False  # the query thread's last job was urgent
         self._query_thread = threading.Thread(target=self._query_loop, name="brain-query", daemon=True)
         self._last_probe = 0.0
+        self.query_seconds = 0.0  # how long the last job took on the query thread (``_answer_reserve``)
         self._failed_marker: tuple | None = None  # a committed state that would not load
         self.blocked = False  # our pass waits for another process's `brain index`
         # why this server's code no longer writes the index: a newer brain upgraded it (its
@@ -705,6 +721,7 @@ class Service:
         if not job.future.set_running_or_notify_cancel():
             return  # its caller gave up waiting
         snapshot = self._snapshot
+        began = time.monotonic()
         try:
             if snapshot is None and self.empty:
                 raise EmptyIndexError(self.empty)
@@ -713,6 +730,17 @@ class Service:
             job.future.set_result(job.fn(snapshot.recaller))
         except BaseException as exc:  # noqa: BLE001 - handed to the caller
             job.future.set_exception(exc)
+        finally:
+            self.query_seconds = time.monotonic() - began
+
+    def _answer_reserve(self) -> float:
+        """Seconds an answer may take once a question stops waiting for a pass: the model's
+        slice it waits for, while a pass embeds, and a question's own time (the last one's).
+        The wait for a pass ends that much before the caller's: it waited all of it, then for
+        the slice and the question, and `brain ask` (15 s) gave up on an answer that came 9 s
+        late under a pass of 52 notes, loading the model itself beside it (52 s, as stale)."""
+        slice_seconds = self.embedder.held_for() if self.watcher.busy else 0.0
+        return slice_seconds + self.query_seconds
 
     def run(self, fn: Callable[[Recaller], T], *, timeout: float) -> T:
         """Run ``fn(recaller)`` on the query thread; its result, or ``Busy`` after ``timeout``.
@@ -1081,18 +1109,20 @@ class Service:
                 self._cond.wait(min(left, 0.25))
 
     def _wait_until_settled(self, deadline: float) -> None:
-        """Wait while the watcher holds changes not yet in the snapshot, up to ``deadline``."""
+        """Wait while the watcher holds changes not yet in the snapshot, up to ``deadline`` less
+        the time the answer will take after (``_answer_reserve``)."""
         while self.watcher.busy and not self.blocked:
-            left = deadline - time.monotonic()
+            left = deadline - self._answer_reserve() - time.monotonic()
             if left <= 0:
                 return
             with self._cond:
                 self._cond.wait(min(left, 0.05))
 
     def _wait_for_pass(self, turn: int, deadline: float) -> None:
-        """Wait until the watcher's pass number ``turn`` is served, up to ``deadline``."""
+        """Wait until the watcher's pass number ``turn`` is served, up to ``deadline`` less the
+        time the answer will take after (``_answer_reserve``)."""
         while not self.blocked:
-            left = deadline - time.monotonic()
+            left = deadline - self._answer_reserve() - time.monotonic()
             if left <= 0 or self.watcher.served(turn, min(left, 0.5)):
                 return
 
