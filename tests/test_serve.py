@@ -1544,6 +1544,61 @@ def test_the_model_s_slice_is_measured_each_time_it_is_held():
     assert seen == [7.0] and embedder.slice_seconds == 14.0
 
 
+def test_a_question_waiting_for_the_model_goes_before_the_indexer_s_next_slice():
+    """Let go of by one slice, the model was taken again by the indexer's next before the
+    question's thread woke (11 runs in 20): a question waited two slices or more."""
+    for _ in range(5):
+        assert _a_question_asked_during_a_slice() == ["slice", "question", "slice", "slice"]
+
+
+def _a_question_asked_during_a_slice() -> list[str]:
+    """What held the model in turn: three slices begun, a question asked during the first."""
+    import numpy as np
+    from conftest import FakeEmbedder
+
+    from brain.server.service import EMBED_SLICE, SerialEmbedder
+
+    inner, order, first = FakeEmbedder(), [], threading.Event()
+    query = inner.embed_query
+
+    def slice_(texts, **_):
+        order.append("slice")
+        if len(order) == 1:
+            first.wait(120)  # a guard: set once the question waits for the model
+        return np.zeros((len(texts), 64), dtype=np.float32)
+
+    inner.embed_documents = slice_  # type: ignore[method-assign]
+    inner.embed_query = lambda text: order.append("question") or query(text)  # type: ignore[method-assign]
+    embedder = SerialEmbedder(inner)
+    asked = threading.Event()  # the question is at the model's lock
+    embedder._lock = _Told(embedder._lock, asked, "question")  # type: ignore[assignment]
+    indexing = threading.Thread(target=embedder.embed_documents, args=(["a note"] * 3 * EMBED_SLICE,))
+    indexing.start()
+    wait_until(lambda: order == ["slice"], 60, "the first slice")
+    asking = threading.Thread(target=embedder.embed_query, args=("a question",), name="question")
+    asking.start()
+    assert asked.wait(60), "the question never came to the model's lock"
+    first.set()
+    indexing.join(120)
+    asking.join(120)
+    return order
+
+
+class _Told:
+    """A lock that sets ``told`` as the thread named ``name`` comes to take it."""
+
+    def __init__(self, lock, told: threading.Event, name: str):
+        self.lock, self.told, self.name = lock, told, name
+
+    def __enter__(self):
+        if threading.current_thread().name == self.name:
+            self.told.set()
+        return self.lock.__enter__()
+
+    def __exit__(self, *exc):
+        return self.lock.__exit__(*exc)
+
+
 def test_an_ask_stops_waiting_for_a_pass_in_time_for_its_answer_to_be_made(toy_vault, monkeypatch):
     """A question asked during a pass waited all its wait for the pass, then for the pass's slice
     on the model and its own time: `brain ask` (15 s) gave up on an answer 9 s late (a 52-note
