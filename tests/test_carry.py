@@ -50,6 +50,7 @@ def _snapshot_state(recaller: Recaller) -> dict:
     index = recaller.name_index()
     graph = recaller.link_graph()
     matrix = graph.transition_t().toarray()
+    folders = recaller.folder_index()
     return {
         "names": (recaller.names(), recaller._holders),
         "name_index": (
@@ -62,6 +63,7 @@ def _snapshot_state(recaller: Recaller) -> dict:
         ),
         "graph": (graph.note_ids.tolist(), graph.dangling.tolist(), graph.edges),
         "matrix": matrix,
+        "folders": (folders.folders, folders.notes, folders.sorted_paths(), folders._ids),
     }
 
 
@@ -70,6 +72,7 @@ def _assert_same(carried: Recaller, fresh: Recaller, step: str) -> None:
     assert a["names"] == b["names"], step
     assert a["name_index"] == b["name_index"], step
     assert a["graph"] == b["graph"], step
+    assert a["folders"] == b["folders"], step
     assert np.array_equal(a["matrix"], b["matrix"]), step  # bit for bit: the links in one order (LinkGraph._build)
 
 
@@ -157,7 +160,7 @@ def test_a_carried_snapshot_holds_what_a_fresh_one_builds(tmp_path, seed, caplog
     index_into(_home(), vault, embedder)
     root = vault.resolve()
     previous = open_snapshot(root, embedder)
-    taken: dict[str, int] = {"names": 0, "link graph": 0, "link graph (patched)": 0}
+    taken: dict[str, int] = {"names": 0, "folder index": 0, "link graph": 0, "link graph (patched)": 0}
     try:
         for step in range(30):
             fences = "none" if rng.random() < 0.15 else "statblock"
@@ -173,6 +176,7 @@ def test_a_carried_snapshot_holds_what_a_fresh_one_builds(tmp_path, seed, caplog
                 fresh.close()
             said = [r.getMessage() for r in caplog.records if "taken over" in r.getMessage()][-1]
             taken["names"] += "names," in said
+            taken["folder index"] += "folder index" in said
             taken["link graph"] += "link graph taken" in said
             taken["link graph (patched)"] += "link graph (patched)" in said
             previous.close()
@@ -197,9 +201,11 @@ def test_an_edit_that_leaves_names_and_links_alone_rebuilds_neither(toy_vault):
             assert Recaller(new.store, new.vectors, new.embedder, root=root).carry_over(old.built()) == [
                 "names",
                 "name index",
+                "folder index",
                 "link graph",
             ]
             assert new._link_graph is old._link_graph and new._name_index is old._name_index
+            assert new._folder_index is old._folder_index  # every note's path and the folders, sorted once
             for query in ("plain words", "memory graph", "Home"):
                 assert [(c.path, round(c.score, 9)) for c in new.ask(query, "hybrid+ppr").results] == [
                     (c.path, round(c.score, 9)) for c in fresh.ask(query, "hybrid+ppr").results

@@ -10,6 +10,9 @@ takes them over where that is unchanged:
 - names and name index: the same database (``index_id``), no note added, deleted, renamed or
   re-aliased (``names_version``, moved by triggers in the same transaction), and every note's
   title as it was (compared: a title changes with an edit of the note);
+- the folder index (the folders lane: every note's id and path, the folders a query can name,
+  the paths sorted): the same database and no note added, deleted or renamed, so every note at
+  the path it had (a title changed or not: a folder is not named by titles);
 - the link graph: the same database, names and link setting (``link_fences``), so the same
   notes, and the links of every note not written since (``indexed_at``) resolve as they did:
   a link resolves elsewhere only after a change of names. The links of the notes written
@@ -30,6 +33,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ..index.store import IndexStore
+    from .folders import FolderIndex
     from .gate import Holders
     from .names import NameIndex
     from .ppr import LinkGraph
@@ -71,6 +75,7 @@ class Built:
     # The name index as kept on disk (``NameIndex.state``, marshalled), read into one only when
     # first asked for: a query that needs only the names (``--mode vector``) spares 0.3 s.
     kept_name_index: bytes | None = None
+    folder_index: FolderIndex | None = None
 
 
 def read_basis(store: IndexStore, previous: Basis | None = None) -> Basis:
@@ -120,6 +125,11 @@ def names_unchanged(old: Basis, new: Basis) -> bool:
     import numpy as np
 
     return _same_notes(old, new) and np.array_equal(old.titles, new.titles)
+
+
+def paths_unchanged(old: Basis, new: Basis) -> bool:
+    """Whether the same notes are at the same paths (``names_version`` moves with a path)."""
+    return _same_notes(old, new)
 
 
 def written_since(old: Basis, new: Basis) -> list[int] | None:

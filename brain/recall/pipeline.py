@@ -479,7 +479,13 @@ class Recaller:
     def built(self) -> carry.Built:
         """What this recaller has built so far, with what it was built from."""
         return carry.Built(
-            self.basis(), self._names, self._name_index, self._link_graph, self._holders, self._kept_name_index
+            self.basis(),
+            self._names,
+            self._name_index,
+            self._link_graph,
+            self._holders,
+            self._kept_name_index,
+            self._folder_index,
         )
 
     def carry_over(self, previous: carry.Built) -> list[str]:
@@ -496,6 +502,10 @@ class Recaller:
                 self._name_index, taken = previous.name_index, [*taken, "name index"]
             elif previous.kept_name_index is not None and self._name_index is None:
                 self._kept_name_index, taken = previous.kept_name_index, [*taken, "name index"]
+        # Every note's path and the paths sorted: 37% of a new snapshot's CPU after a save of
+        # words at 20,000 notes, read and sorted again for the same paths.
+        if previous.folder_index is not None and self._folder_index is None and carry.paths_unchanged(old, new):
+            self._folder_index, taken = previous.folder_index, [*taken, "folder index"]
         written = carry.written_since(old, new)
         if written is not None and previous.link_graph is not None and self._link_graph is None:
             self._link_graph = previous.link_graph.carried(self.store, written)
