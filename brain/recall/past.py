@@ -35,7 +35,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..index.schema import TITLED_CHUNKS, as_indexed
+from ..index.schema import FTS_TOKENIZERS, TITLED_CHUNKS, as_indexed
 from ..index.store import ChunkRow, IndexStore
 from ..index.vectors import VectorIndex, best_first, load_current, one_thread
 from ..links import alias_key, note_keys
@@ -334,11 +334,11 @@ class PastIndex(IndexStore):
         if not later:
             return len(held)
         fields = self.base.history_chunk_fields(later)
-        trigram = self.fts_tokenizer() == "trigram"
+        tokenize = FTS_TOKENIZERS[self.fts_tokenizer()]
         kept = 0
         for chunk_id in later:
             columns = self._as_indexed(chunk_id, fields[chunk_id]) if chunk_id in fields else ("", "", "")
-            if any(term in (c.casefold() if trigram else bm25.tokens(c)) for c in columns):
+            if any(term in bm25.index_tokens(c, tokenize) for c in columns):
                 kept += 1
         return len(held) - len(later) + kept
 
@@ -391,8 +391,9 @@ class PastIndex(IndexStore):
                 if len(past) >= _PAST_HITS * limit:
                     break
         if past:
-            query = bm25.phrases(expression)
-            stats = self._present_stats(query)
+            tokenize = FTS_TOKENIZERS[self.fts_tokenizer()]
+            query = bm25.phrases(expression, tokenize)
+            stats = self._present_stats(query, tokenize)
             fields = self.base.history_chunk_fields(past)
             hits += [
                 (PAST + c, bm25.score(self._as_indexed(c, fields[c]), query, weights, stats))
@@ -407,8 +408,9 @@ class PastIndex(IndexStore):
         title in its content's first ``TITLED_CHUNKS`` only, nor after them in a heading repeating it."""
         return (*as_indexed(fields[0], fields[1], chunk_id in self._past_titled), fields[2])
 
-    def _present_stats(self, query: list[tuple[str, ...]]) -> bm25.TableStats:
-        """The present table's statistics; a term only the past holds counts its past chunks."""
+    def _present_stats(self, query: list[tuple[str, ...]], tokenize: str) -> bm25.TableStats:
+        """The present table's statistics (its tokenizer ``tokenize``: a past chunk's length and
+        counts are that tokenizer's); a term only the past holds counts its past chunks."""
         rows, total = self.base.fts_totals()
         terms = sorted({token for phrase in query for token in phrase})
         present = self.base.term_chunk_counts(terms)
@@ -421,7 +423,7 @@ class PastIndex(IndexStore):
                     count = self._past_holding(token)
                 counts.append(count)
             frequency[phrase] = min(counts)
-        return bm25.TableStats(rows, total / rows if rows else 0.0, frequency)
+        return bm25.TableStats(rows, total / rows if rows else 0.0, frequency, tokenize)
 
     def _present_hits(self, expression: str, weights: Sequence[float], limit: int) -> list[tuple[int, float]]:
         """The present table's best hits on chunks the slice reads from the present: asked with a
