@@ -7,13 +7,14 @@ model reads of a note (the snippet, ``--context``'s passages, a title and headin
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from typing import TYPE_CHECKING
 
 from .moments import iso_recorded, iso_time, local_time
 from .recall.types import Candidate, Mode, RecallResult
-from .text import for_model, in_column, literal, terminal_safe, word_chars, yo_as_ye
+from .text import for_model, in_column, literal, terminal_safe, word_chars, word_pattern, yo_as_ye
 
 if TYPE_CHECKING:
     from .telemetry import ABRow
@@ -30,14 +31,8 @@ def snippet(candidate: Candidate, query: str, width: int = SNIPPET_CHARS) -> str
     text = re.sub(r"\s+", " ", text).strip()
     if len(text) <= width:
         return text
-    start = 0
-    for word in _centred_words(query):
-        # where a word begins, in the text itself: "the" inside "other" is no query word, and
-        # the casefolded text's positions are not the text's where a letter folds to two ("ß")
-        found = re.search(f"(?<![{word_chars()}]){re.escape(word)}", text, re.IGNORECASE)
-        if found is not None:
-            start = max(0, found.start() - width // 3)
-            break
+    found = _first_word_start(text, _centred_words(query))
+    start = 0 if found is None else max(0, found - width // 3)
     if start:
         space = text.find(" ", start)
         start = space + 1 if 0 <= space < start + 20 else start
@@ -45,6 +40,49 @@ def snippet(candidate: Candidate, query: str, width: int = SNIPPET_CHARS) -> str
     if start + width < len(text):
         piece = piece.rsplit(" ", 1)[0] + " …"
     return ("… " if start else "") + piece
+
+
+# Letters re.IGNORECASE takes for one another where casefold keeps them apart (every code point
+# checked against re's own tables): the dotless and dotted i, two Greek letters, a ligature.
+_FOLD_APART = {"ı": "i", "İ": "i", "\u1fd3": "\u0390", "\u1fe3": "\u03b0", "\ufb05": "\ufb06"}
+
+
+@functools.cache
+def _fold_letter(ch: str) -> str:
+    """``ch`` as one character that another equals exactly when re.IGNORECASE matches them
+    ("ß" stays one: the text's positions are the folded text's)."""
+    folded = _FOLD_APART.get(ch) or ch.casefold()
+    if len(folded) != 1:
+        lower = ch.lower()
+        folded = lower if len(lower) == 1 else ch
+    return folded
+
+
+def _fold(text: str) -> str:
+    return "".join(map(_fold_letter, text))
+
+
+def _first_word_start(text: str, words: list[str]) -> int | None:
+    """Where in ``text`` the first of ``words`` (in their order) that begins a word of it first
+    does, ignoring case: "the" inside "other" is no query word. One pass over the text's words,
+    each looked up by its starts of the query words' lengths: a search of the text for each word
+    took 4 s of CPU for a pasted query of 1,400 words over 12 passages of 200 links."""
+    order: dict[str, int] = {}
+    for rank, word in enumerate(words):
+        order.setdefault(_fold(word), rank)
+    lengths = sorted({len(folded) for folded in order})
+    best, at = len(words), None
+    for found in word_pattern().finditer(text):
+        token = _fold(found.group())
+        for length in lengths:
+            if length > len(token):
+                break
+            rank = order.get(token[:length], best)
+            if rank < best:
+                best, at = rank, found.start()
+        if best == 0:
+            break
+    return at
 
 
 def _centred_words(query: str) -> list[str]:
