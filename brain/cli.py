@@ -756,9 +756,20 @@ def ask(
 
         emit_json(result_json(result))
     elif as_context:
-        from .output import context_bundle
+        from .output import context_parts
 
-        click.echo(context_bundle(result, budget))
+        bundle, left_out = context_parts(result, budget)
+        found = len(result.results)
+        if left_out and not bundle:  # exit 0 with an empty bundle read as "the vault knows nothing"
+            raise ConfigError(
+                f"--budget {budget:,} holds none of the {plural(found, 'note')} found: "
+                f"the path of each is longer than it; give a larger --budget"
+            )
+        if left_out:
+            warn(
+                f"{plural(left_out, 'note')} of {found} left out of --context: the path alone is longer than --budget {budget:,}"
+            )
+        click.echo(bundle)
     else:
         from .output import result_text
 

@@ -277,21 +277,36 @@ def flat(text: object, width: int) -> str:
 
 def context_bundle(result: RecallResult, budget: int) -> str:
     """The best passages under their note path and heading, cut to ``budget`` characters."""
+    return context_parts(result, budget)[0]
+
+
+def context_parts(result: RecallResult, budget: int) -> tuple[str, int]:
+    """``context_bundle``, and how many notes it left out: a header no bundle of ``budget`` holds
+    whole (a heading of 2,000 characters) has its heading cut, and a note whose path alone is that
+    long is left out, where the bundle ended there, empty if it was the first note."""
     parts: list[str] = []
-    used = 0
+    used = left_out = 0
     for c in result.results:
         # On the header's line: a line break in a path or heading ended it, the rest read as text.
-        header = f"### {literal(for_model(c.path))}" + (f" › {in_column(for_model(c.heading))}" if c.heading else "")
+        path = f"### {literal(for_model(c.path))}"
+        heading = f" › {in_column(for_model(c.heading))}" if c.heading else ""
+        header = path + heading
         body = terminal_safe(for_model(c.text)).strip()
-        block = f"{header}\n{body}\n"
         room = budget - used
+        if budget <= len(header) + 40:
+            if room <= len(path) + 40:
+                left_out += 1
+                continue
+            keep = min(room - 42, budget // 2) - len(path) - 1  # with "…", half the budget at most
+            header = path + (heading[:keep].rstrip() + "…" if keep > 3 else "")
+        block = f"{header}\n{body}\n"
         if room <= len(header) + 40:
             break
         if len(block) > room:
             block = f"{header}\n{body[: room - len(header) - 4].rstrip()} …\n"
         parts.append(block)
         used += len(block) + 1
-    return "\n".join(parts)
+    return "\n".join(parts), left_out
 
 
 def cells(ch: str) -> int:

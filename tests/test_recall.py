@@ -810,6 +810,40 @@ def test_context_bundle_respects_budget(bridge_vault):
     assert "harbour crane schedule" in out.stdout
 
 
+def test_context_cuts_a_heading_no_budget_holds_and_leaves_out_a_path_that_long(tmp_path):
+    """A note headed by a line of 2,000 characters first: `--context --budget 400` printed an
+    empty bundle, exit 0, every note after it dropped too; its heading is cut now, and a note
+    whose path alone is longer than the budget is left out, said on stderr (or in an error, all
+    of them)."""
+    root = tmp_path / "vault"
+    write(root, "Long heading.md", "# " + "Harbour crane schedule " * 90 + "\n\nThe harbour crane works at dawn.\n")
+    write(root, "Short.md", "# Short\n\nThe harbour crane rests at night.\n")
+    index_vault(root, progress=False)
+    out = CliRunner().invoke(cli, ["ask", "--vault", str(root), "--context", "--budget", "400", "harbour crane"])
+    assert out.exit_code == 0, out.output
+    assert out.stdout.startswith("### Long heading.md › Harbour crane schedule Harbour")
+    assert len(out.stdout.splitlines()[0]) <= 200
+    assert 300 < len(out.stdout) <= 400 + 2
+
+    deep = tmp_path / "deep"
+    path = "/".join(f"Folder {n:02d} of a deep archive tree" for n in range(12)) + "/P.md"  # 394 characters
+    write(deep, path, "# P\n\nThe harbour crane in a note of a long name.\n")
+    write(deep, "Short.md", "# Short\n\nThe harbour crane rests at night.\n")
+    index_vault(deep, progress=False)
+    out = CliRunner().invoke(cli, ["ask", "--vault", str(deep), "--context", "--budget", "400", "harbour crane"])
+    assert out.exit_code == 0, out.output
+    assert out.stdout.startswith("### Short.md › Short\n")
+    assert "1 note of 2 left out of --context: the path alone is longer than --budget 400" in out.stderr
+
+    (deep / "Short.md").unlink()
+    out = CliRunner().invoke(cli, ["ask", "--vault", str(deep), "--context", "--budget", "400", "harbour crane"])
+    assert out.exit_code == 1
+    assert out.stdout == ""
+    assert out.stderr.strip().splitlines() == [
+        "Error: --budget 400 holds none of the 1 note found: the path of each is longer than it; give a larger --budget"
+    ]
+
+
 def test_ab_recall_table_matches_schema_doc(closing):
     conn = closing(open_db())
     columns = [r[1] for r in conn.execute("PRAGMA table_info(ab_recall)")]
