@@ -1,5 +1,6 @@
 """The brain CLI with the test embedders registered, for tests that run `brain serve` or
-`brain mcp` as processes (the fakes live in conftest.py, which a child process never imports).
+`brain mcp` as processes (the fakes live in fakes.py, which a child process imports without
+pytest; conftest.py imports it for the run).
 
 FAKE_EMBED_DELAY=<seconds> makes each embedding call that long: an index pass that can be
 interrupted in the middle. FAKE_EMBED_FAIL=<message> makes each call to embed notes raise a
@@ -27,8 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
-import conftest  # noqa: F401 - registers fake:<dim>
-from conftest import FakeEmbedder
+from fakes import FakeEmbedder  # registers fake:<dim>
 
 _delay = float(os.environ.get("FAKE_EMBED_DELAY") or 0)
 if _delay:

@@ -424,7 +424,7 @@ def test_a_read_only_index_is_read_and_never_written(toy_vault, brain_home):
     try:
         # `brain ask` with its log at INFO, in a process that file modes bind
         code = (
-            "import logging, sys, conftest; import brain.cli as cli; setup = cli.setup_logging;"
+            "import logging, sys, fakes; import brain.cli as cli; setup = cli.setup_logging;"
             " cli.setup_logging = lambda quiet=False: (setup(quiet), logging.getLogger('brain').setLevel(logging.INFO));"
             " sys.argv[0] = 'brain'; from brain.__main__ import main; main()"
         )

@@ -403,7 +403,7 @@ def test_faiss_sidecar_of_the_wrong_shape_is_rebuilt(indexed, sidecar):
 def _brain(home: Path, *args: str) -> subprocess.CompletedProcess:
     """`brain ARGS` in a process that cannot write where file modes forbid it."""
     env = {**os.environ, "BRAIN_HOME": str(home), "BRAIN_EMBED_MODEL": "fake:64", "BRAIN_RERANK_MODEL": "none"}
-    code = "import sys, conftest; sys.argv[0] = 'brain'; from brain.__main__ import main; main()"
+    code = "import sys, fakes; sys.argv[0] = 'brain'; from brain.__main__ import main; main()"
     return subprocess.run(
         [*modes_binding_prefix(), sys.executable, "-c", code, *args],
         cwd=TESTS,

@@ -1165,7 +1165,7 @@ def test_no_op_run_never_imports_faiss_or_torch(toy_vault):
 
     index_vault(toy_vault, progress=False)
     code = (
-        "import sys, conftest\n"
+        "import sys, fakes\n"
         "from brain.index.indexer import index_vault\n"
         f"r = index_vault({str(toy_vault)!r}, progress=False)\n"
         "assert r.embedded == 0, r\n"

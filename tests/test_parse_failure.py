@@ -347,9 +347,9 @@ def test_brain_serves_passes_leave_a_note_whose_parse_raised_unchanged(tmp_path,
 
 # `brain index` (as a process of the brain at sys.path[0]) with parse_note raising for BOOM
 INDEX_WITH_A_BUG = (
-    "import sys, conftest\n" + PARSE_NOTE_RAISING + "from brain.__main__ import main\nsys.argv[0] = 'brain'\nmain()\n"
+    "import sys, fakes\n" + PARSE_NOTE_RAISING + "from brain.__main__ import main\nsys.argv[0] = 'brain'\nmain()\n"
 )
-STATUS = "import sys, conftest; sys.argv[0] = 'brain'; from brain.__main__ import main; main()"
+STATUS = "import sys, fakes; sys.argv[0] = 'brain'; from brain.__main__ import main; main()"
 
 
 @pytest.mark.slow  # subprocesses, each with a copy of brain

@@ -214,7 +214,7 @@ def test_a_snapshot_this_version_cannot_read_is_replaced(indexed):
 
 
 _WRITER = """
-import sys, conftest
+import sys, fakes
 from pathlib import Path
 from brain.index.indexer import index_vault
 vault = Path(sys.argv[1])
@@ -222,7 +222,7 @@ for i in range(int(sys.argv[2])):
     (vault / f"w{i % 7}.md").write_text(f"# W\\n\\nround {i}\\n" * (1 + i % 3), encoding="utf-8")
     if i % 5 == 4:
         (vault / f"w{i % 7}.md").unlink()
-    index_vault(vault, embedder=conftest.FakeEmbedder(), progress=False)
+    index_vault(vault, embedder=fakes.FakeEmbedder(), progress=False)
 """
 
 

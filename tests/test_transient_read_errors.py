@@ -203,7 +203,7 @@ def test_a_note_on_a_failing_disk_makes_every_brain_index_exit_1_until_it_reads(
     write(vault, "Kept.md", "# Kept\n\nquagga\n")
     bad = write(vault, "Bad sector.md", "# Bad sector\n\nokapi\n")
     code = (
-        "import errno, os, sys, conftest; real = os.open; bad = os.environ['FAIL_OPEN']\n"
+        "import errno, os, sys, fakes; real = os.open; bad = os.environ['FAIL_OPEN']\n"
         "def failing(path, *args, **kwargs):\n"
         "    if bad and os.fspath(path) == bad: raise OSError(errno.EIO, os.strerror(errno.EIO), os.fspath(path))\n"
         "    return real(path, *args, **kwargs)\n"
@@ -273,7 +273,7 @@ def test_brain_index_under_a_real_open_files_limit_reads_every_note(tmp_path):
     for i in range(400):
         write(vault, f"Note {i}.md", f"# Note {i}\n\nquagga {i}\n")
     code = (
-        "import sys, resource, conftest; resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64));"
+        "import sys, resource, fakes; resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64));"
         "import brain.index.changes as c; c._may_hold_open = lambda: True; c.READ_AHEAD_FROM = 100;"
         "sys.argv[0] = 'brain'; from brain.__main__ import main; main()"
     )

@@ -29,7 +29,7 @@ OTHER_USER = 12345
 def _brain(home: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "BRAIN_HOME": str(home), "BRAIN_EMBED_MODEL": "fake:64", "BRAIN_RERANK_MODEL": "none"}
     env.pop("BRAIN_DB", None)
-    code = "import sys, conftest; sys.argv[0] = 'brain'; from brain.__main__ import main; main()"
+    code = "import sys, fakes; sys.argv[0] = 'brain'; from brain.__main__ import main; main()"
     return subprocess.run(
         [*modes_binding_prefix(), sys.executable, "-c", code, *args],
         cwd=TESTS,

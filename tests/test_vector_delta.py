@@ -101,8 +101,8 @@ def test_the_delta_path_does_not_load_faiss(indexed):
     vault, directory = indexed
     write(vault, "Small.md", "# Small\n\na small change\n")
     code = (
-        "import sys, conftest; from brain.index.indexer import index_vault; "
-        "index_vault(sys.argv[1], embedder=conftest.FakeEmbedder(), progress=False); "
+        "import sys, fakes; from brain.index.indexer import index_vault; "
+        "index_vault(sys.argv[1], embedder=fakes.FakeEmbedder(), progress=False); "
         "print('faiss' in sys.modules)"
     )
     tests = Path(__file__).resolve().parent
