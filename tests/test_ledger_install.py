@@ -1264,3 +1264,16 @@ def test_a_project_folder_that_refuses_the_install_says_where_to_run_it(tmp_path
     named = ["--settings", str(tmp_path / "s.json")] if command[0] == "hook" else ["--config", str(tmp_path / "m.json")]
     out = CliRunner().invoke(cli, [*command, *named])
     assert out.exit_code == 1 and "Read-only file system" in out.output and "--user" not in out.output
+
+
+def test_install_says_a_running_claude_code_session_keeps_its_hooks(tmp_path):
+    # Claude Code snapshots the hooks at startup (its hooks docs, "Configuration safety"): the
+    # install said "added" and a newcomer's open session went on recording nothing.
+    path = _settings(tmp_path)
+    for flags in ([], ["--prompt", "--vault", str(tmp_path)]):
+        result = CliRunner().invoke(cli, ["hook", "install", "--settings", str(path), *flags])
+        assert result.exit_code == 0, result.output
+        assert "start a new one, or review the change in its /hooks menu" in result.stderr
+        assert "/hooks" not in result.stdout  # stdout says what changed, as before
+    again = CliRunner().invoke(cli, ["hook", "install", "--settings", str(path)])
+    assert again.exit_code == 0 and "/hooks" not in again.output  # nothing changed: nothing to restart

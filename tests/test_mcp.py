@@ -2087,3 +2087,22 @@ def test_params_a_request_cannot_take_are_said_naming_each_and_why(toy_vault, br
             assert len(message) < 400 and "\n" not in message and "xxxx" not in message, message
         _send(process, {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "status"}})
         assert _answer(process)["id"] == 9  # and the session goes on
+
+
+def test_install_says_a_running_claude_code_session_does_not_see_the_server(toy_vault, tmp_path, monkeypatch):
+    # Claude Code starts MCP servers with a session and asks before a project's .mcp.json is
+    # used: the install said "added" and an open session had no brain tools, unsaid.
+    monkeypatch.setenv("HOME", str(tmp_path))
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    first = CliRunner().invoke(cli, ["mcp", "install", "--vault", str(toy_vault)])
+    assert first.exit_code == 0, first.output
+    assert "a Claude Code session already running does not see it: start a new one" in first.stderr
+    assert "asks once before it uses this project's .mcp.json" in first.stderr
+    assert "start a new one" not in first.stdout
+    again = CliRunner().invoke(cli, ["mcp", "install", "--vault", str(toy_vault)])
+    assert again.exit_code == 0 and "start a new one" not in again.output
+    user = CliRunner().invoke(cli, ["mcp", "install", "--user", "--vault", str(toy_vault)])
+    assert user.exit_code == 0, user.output
+    assert "start a new one" in user.stderr and "asks once" not in user.stderr  # ~/.claude.json: no approval asked

@@ -87,7 +87,17 @@ def install(
             click.echo(f"  {setup.HOOKS[kind][0]}: {command}")
         return
     with project_folder_hint(not user and settings_file is None):
-        click.echo(setup.install_hooks(path, commands).message)
+        change = setup.install_hooks(path, commands)
+    click.echo(change.message)
+    if change.changed:
+        # Claude Code's hooks docs ("Configuration safety"): it takes a snapshot of the hooks at
+        # startup and applies an edit made meanwhile only once it is reviewed in /hooks; the
+        # install had said "added" and a running session went on without it.
+        click.echo(
+            "note: a Claude Code session already running keeps the hooks it started with: "
+            "start a new one, or review the change in its /hooks menu",
+            err=True,
+        )
     _other_scope_advice(path, commands)
     if "stop" in kinds:
         _ledger_advice()

@@ -111,7 +111,18 @@ def install(
         )
         return
     with project_folder_hint(not user and config_file is None):
-        click.echo(setup.install(path, entry, name).message)
+        change = setup.install(path, entry, name)
+    click.echo(change.message)
+    if change.changed:
+        # Claude Code starts its MCP servers when a session starts, and asks before it uses a
+        # project's .mcp.json (its MCP docs, "Project scope"): the install had said "added" and
+        # a running session went on without the tools.
+        ask = (
+            "; it asks once before it uses this project's .mcp.json (/mcp shows it)"
+            if not user and config_file is None
+            else ""
+        )
+        click.echo(f"note: a Claude Code session already running does not see it: start a new one{ask}", err=True)
     _no_index_advice(root)
 
 
