@@ -437,3 +437,39 @@ def test_the_graph_line_of_a_pagerank_mode_says_the_links_voted(toy_vault):
         r"\(graph: \d+ notes? found only through the links; PageRank over the links also voted on the order\)", line
     ), line
     assert "lanes" not in out.stderr
+
+
+def _kitchen(toy_vault):
+    (toy_vault / "files").mkdir()
+    (toy_vault / "files" / "Plan.pdf").write_bytes(b"%PDF-1.4\n")
+    (toy_vault / "Кухня.md").write_text(
+        "# Кухня\n\nСмета: ![[Plan.pdf]], [[Plan.pdf|ещё раз]], ![[Эскиз]], плитка из [[Магазин плитки]].\n",
+        encoding="utf-8",
+    )
+    assert _index(toy_vault).exit_code == 0
+
+
+def test_brain_history_says_attachment_as_neighbours_and_status_do(toy_vault):
+    """`brain history` called a PDF embed "not a note" (a link to one "dangling", an embed of a
+    note not written yet "not a note") where `brain neighbours` and `brain status` say
+    "attachment" and "dangling"."""
+    _kitchen(toy_vault)
+    out = CliRunner().invoke(cli, ["neighbours", "Кухня", "--vault", str(toy_vault)])
+    assert "[[Plan.pdf]]  attachment  (embed)" in out.output, out.output
+    out = CliRunner().invoke(cli, ["history", "Кухня", "--vault", str(toy_vault)])
+    assert out.exit_code == 0, out.output
+    assert "+ [[Plan.pdf]] → attachment  (embed)" in out.output, out.output
+    assert "+ [[Plan.pdf]] → attachment " in out.output  # the wikilink to it, as neighbours says
+    assert "+ [[Эскиз]] → dangling  (embed)" in out.output  # an embed of a note not written yet
+    assert "+ [[Магазин плитки]] → dangling " in out.output
+    assert "not a note" not in out.output
+    links = json.loads(CliRunner().invoke(cli, ["history", "Кухня", "--json", "--vault", str(toy_vault)]).stdout)[
+        "links"
+    ]
+    assert {(link["target"], link["kind"], link["status"]) for link in links} == {
+        ("Plan.pdf", "embed", "attachment"),
+        ("Plan.pdf", "wikilink", "attachment"),
+        ("Эскиз", "embed", "dangling"),
+        ("Магазин плитки", "wikilink", "dangling"),
+    }
+

@@ -80,6 +80,9 @@ class LinkSpan:
     ended_at: str | None = None  # when (ISO 8601, UTC)
     other_at_path: int | None = None  # the different note at ``path`` now, if any
     then: str | None = None  # its path when the span began: a note renamed since is named by its path now
+    # No note at the other end: "dangling" (a note not written yet) or "attachment", the words
+    # of `brain neighbours` and `brain status`; None: a note.
+    status: str | None = None
 
 
 @dataclass
@@ -472,6 +475,8 @@ def _spans(edges: list[EdgeRow], names: dict[int, _Whereabouts], other: Any) -> 
                 known.other_at_path,
             )
             span.then = known.path_at(edge.recorded_from)
+        elif other_id is None:
+            span.status = "attachment" if edge.status == "attachment" else "dangling"
         spans.append(span)
         last[key] = (span, edge.recorded_to)
     return spans
@@ -600,7 +605,8 @@ _GONE = {"deleted": "deleted", "unreadable": "made unreadable"}  # a link row's 
 
 def _span_line(span: LinkSpan, when: Any, arrow: str) -> str:
     mark = "+" if span.lost is None else "−"
-    where = literal(span.path) if span.path else ("dangling" if span.kind != "embed" else "not a note")
+    # an embed of a note not written yet was "not a note", and a link to a PDF "dangling"
+    where = literal(span.path) if span.path else (span.status or "dangling")
     said = []
     if span.ended is not None:  # the note that was there: by its path alone it read as the one there now
         # its id: a path three notes held in turn has rows of two deleted notes, alike but for it
