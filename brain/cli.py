@@ -7,8 +7,7 @@ line, never a traceback. Heavy imports happen inside the commands that need them
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,14 +23,22 @@ from .cli_options import (
     wait_option,
     writer_waiting,
 )
-from .cli_support import BrainGroup, WordsCommand, emit_json, library_errors, search_hint, setup_logging, warn
+from .cli_support import (
+    BrainGroup,
+    WordsCommand,
+    emit_json,
+    index_read,
+    library_errors,
+    search_hint,
+    setup_logging,
+    warn,
+)
 from .cli_support import interactive as _interactive
 from .recall.types import AB_MODES, DEFAULT_K, RecallResult, RecallSettings
 from .text import escaped, plural, shell_word, terminal_safe, valid_unicode  # re only; cli_support loaded it
 
 if TYPE_CHECKING:
     from .index.indexer import IndexReport
-    from .index.store import IndexStore
 
 
 @click.group(cls=BrainGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -914,26 +921,6 @@ def _ask_ab(
         click.echo(f"logged to ab_recall #{row_id} (source {source!r})", err=True)
 
 
-@contextmanager
-def _index_read(vault: str | None) -> Iterator[tuple[Path, IndexStore]]:
-    """The vault and its index, opened to read (a read-only brain home is fine), closed after;
-    what fails inside is one line, as the open's failure is (a read of a newer brain's index
-    whose schema changed was a traceback)."""
-    from .index.health import built_index_dir, index_errors
-    from .index.store import IndexStore
-    from .vault import resolve_vault
-
-    setup_logging()  # a warning of the index's (a newer brain upgraded it) is one line on stderr
-    root = resolve_vault(vault)
-    directory = built_index_dir(root)
-    with index_errors(directory, root):
-        store = IndexStore.open(directory, create=False, readonly_ok=True)
-        try:
-            yield root, store
-        finally:
-            store.close()
-
-
 @cli.command()
 @click.argument("note")
 @vault_option
@@ -988,7 +975,7 @@ def note(note: str, vault: str | None, heading: str | None, max_chars: int, as_o
     from .recall.timeline import read_note_at
 
     moment = past_moment(as_of) if as_of is not None else None  # a bad moment is said before any reading
-    with _index_read(vault) as (root, store), search_hint(note, store if moment is None else None):
+    with index_read(vault) as (root, store), search_hint(note, store if moment is None else None):
         if moment is None:
             data = read_note(store, root, note, heading=heading, max_chars=max_chars)
         else:
@@ -1050,7 +1037,7 @@ def neighbours(note: str, vault: str | None, as_json: bool) -> None:
     """
     from .reading import neighbours as note_neighbours
 
-    with _index_read(vault) as (_root, store), search_hint(note, store):
+    with index_read(vault) as (_root, store), search_hint(note, store):
         data = note_neighbours(store, note)
     _say_ambiguity(note, data)
     if as_json:

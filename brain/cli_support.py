@@ -25,6 +25,8 @@ from .errors import QUOTED_CHARS, BrainError, quoted
 from .text import REPORTED, escaped, log_record
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .index.store import IndexStore
 
 
@@ -371,6 +373,26 @@ def project_folder_hint(project: bool) -> Iterator[None]:
         if not project or not isinstance(cause, OSError) or cause.errno not in REFUSED:
             raise
         raise ConfigError(f"{exc}: run it in your project's folder, or with --user (every project)") from cause
+
+
+@contextlib.contextmanager
+def index_read(vault: str | None, *, quiet: bool = False) -> Iterator[tuple[Path, IndexStore]]:
+    """The vault and its index, opened to read (a read-only brain home is fine), closed after;
+    what fails inside is one line, as the open's failure is (a read of a newer brain's index
+    whose schema changed was a traceback). ``quiet``: as ``setup_logging``'s (--json)."""
+    from .index.health import built_index_dir, index_errors
+    from .index.store import IndexStore
+    from .vault import resolve_vault
+
+    setup_logging(quiet)  # a warning of the index's (a newer brain upgraded it) is one line on stderr
+    root = resolve_vault(vault)
+    directory = built_index_dir(root)
+    with index_errors(directory, root):
+        store = IndexStore.open(directory, create=False, readonly_ok=True)
+        try:
+            yield root, store
+        finally:
+            store.close()
 
 
 @contextlib.contextmanager

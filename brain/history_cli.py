@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from .cli_options import vault_option, wait_option, writer_waiting
-from .cli_support import emit_json, library_errors, search_hint, setup_logging
+from .cli_support import emit_json, index_read, library_errors, search_hint, setup_logging
 from .cli_support import interactive as _interactive
 from .text import escaped, literal, plural, terminal_safe
 
@@ -54,14 +54,16 @@ def history_command(note: str, vault: str | None, last: int | None, as_of: str |
     """
     from .moments import past_moment
     from .reading import NoteMatch
-    from .recall.timeline import history_text, note_history
+    from .recall.timeline import history_of, history_text
 
     setup_logging(as_json)
     if last is None and not as_json:
         last = LAST_SHOWN  # a note edited 500 times is 1,000 lines: the newest, and how many more
     moment = past_moment(as_of) if as_of is not None else None
-    with search_hint(note):
-        found = note_history(vault, note, last=last or None, as_of=moment)
+    # With the index at hand the hint says what `brain note` says of a name only links use (a
+    # note not written yet, an attachment): it said only "no note" and `brain ask`.
+    with index_read(vault, quiet=as_json) as (_root, store), search_hint(note, store if moment is None else None):
+        found = history_of(store, note, last=last or None, as_of=moment)
     # A name two notes answer to read one of them without a word; said as `brain note` says it.
     told = NoteMatch(found.path, tuple(found.ambiguous)).ambiguity(note)
     if told:

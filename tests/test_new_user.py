@@ -473,3 +473,19 @@ def test_brain_history_says_attachment_as_neighbours_and_status_do(toy_vault):
         ("Магазин плитки", "wikilink", "dangling"),
     }
 
+
+def test_brain_history_of_a_name_only_links_use_says_what_brain_note_says(toy_vault):
+    """Of "Future idea", a link target no note has, `brain history` said "no note" and `brain
+    ask`, where `brain note` says it is not written yet and who links to it (and of a PDF, that
+    it is an attachment)."""
+    _kitchen(toy_vault)
+    for name, said in (
+        ("future IDEA", "no note of that name is written yet; Daily/2026-03-14.md, Projects/Brain MVP.md link to it"),
+        ("plan.pdf", "it is an attachment, not a note (brain reads the *.md files), linked from Кухня.md"),
+    ):
+        note = CliRunner().invoke(cli, ["note", name, "--vault", str(toy_vault)])
+        history = CliRunner().invoke(cli, ["history", name, "--vault", str(toy_vault)])
+        assert history.exit_code == 1 and len(history.output.strip().splitlines()) == 1, history.output
+        assert history.output.strip().endswith(said), history.output
+        assert history.output.rsplit("): ", 1)[1] == note.output.rsplit("): ", 1)[1]  # one hint, `brain note`'s
+
