@@ -19,6 +19,7 @@ from .cli_options import (
     not_blank_source,
     recall_settings,
     recall_settings_options,
+    since_option,
     vault_option,
     wait_option,
     writer_waiting,
@@ -1073,14 +1074,7 @@ def ab() -> None:
 
 
 @ab.command("report")
-@click.option(
-    "--since",
-    default="7d",
-    show_default=True,
-    metavar="WHEN",
-    help="Rows logged since WHEN: a span back (30m, 12h, 7d, 2w, 1y), today, yesterday, now (сегодня, вчера, сейчас), or a date (2026-11-01: "
-    "from its start, local time; a time and a zone may follow, as for --as-of).",
-)
+@since_option("rows logged", "`brain turns --since` and `brain recalls --since` read it", default="7d")
 @click.option(
     "--source",
     callback=not_blank("is no label", "give one", "for every source"),

@@ -1,6 +1,6 @@
 """Click options shared by the commands that run recall (`brain ask`, `brain eval`), by those
 that write a vault's index (`brain index`, `brain prune`: --wait), and by the ledger's listings
-(`brain turns`, `brain recalls`: --session, --since).
+(`brain turns`, `brain recalls`: --session, --since; `brain ab report` takes --since too).
 
 One definition, one default: the defaults are the recall stages' own constants.
 """
@@ -58,15 +58,26 @@ session_option = click.option(
 )
 
 
-def since_option(rows: str, read_alike: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """The ledger's listings' --since WHEN, which ``moments.window_start`` reads: one help, in
-    one place, for the forms it takes (``rows``: what is listed; ``read_alike``: what else reads
-    it so)."""
+# The forms --since takes, as ``moments.window_start`` reads them: `brain turns` and `brain
+# recalls` listed fewer (no 2w, 1y or now) than `brain ab report`, which read the same ones.
+SINCE_FORMS = (
+    "a span back (30m, 12h, 7d, 2w, 1y), today, yesterday, now (сегодня, вчера, сейчас), or a date "
+    "(2026-11-01: from its start, local time; a time and a zone may follow)"
+)
+
+
+def since_option(
+    rows: str, read_alike: str, *, default: str | None = None
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """--since WHEN, which ``moments.window_start`` reads (`brain turns`, `brain recalls`, `brain
+    ab report`): one help, in one place, for the forms it takes (``rows``: what is listed;
+    ``read_alike``: what else reads it so)."""
     return click.option(
         "--since",
         metavar="WHEN",
-        help=f"Only {rows} since WHEN: a span back (30m, 12h, 7d), today, yesterday (сегодня, вчера), or a date "
-        f"(2026-11-01: from its start, local time; a time and a zone may follow), as {read_alike}.",
+        default=default,
+        show_default=default is not None,
+        help=f"Only {rows} since WHEN: {SINCE_FORMS}, as {read_alike}.",
     )
 
 

@@ -489,3 +489,20 @@ def test_brain_history_of_a_name_only_links_use_says_what_brain_note_says(toy_va
         assert history.output.strip().endswith(said), history.output
         assert history.output.rsplit("): ", 1)[1] == note.output.rsplit("): ", 1)[1]  # one hint, `brain note`'s
 
+
+def test_every_since_lists_the_same_forms():
+    """`brain turns --help` and `brain recalls --help` listed fewer forms of --since (no 2w, 1y or
+    now) than `brain ab report --help`, though all three read the same ones."""
+    from brain.moments import window_start
+
+    forms = []
+    for command in (["turns"], ["recalls"], ["ab", "report"]):
+        out = CliRunner().invoke(cli, [*command, "--help"], terminal_width=10_000)  # one line each
+        assert out.exit_code == 0, out.output
+        (line,) = [line for line in out.output.splitlines() if line.lstrip().startswith("--since")]
+        said = line.split(" since WHEN: ", 1)[1].split(", as ")[0]
+        forms.append(said)
+        for form in re.findall(r"\b(?:\d+[mhdwy]|today|yesterday|now|\d{4}-\d\d-\d\d)\b|сегодня|вчера|сейчас", said):
+            window_start(form)  # each form listed is one --since reads
+    assert forms[0] == forms[1] == forms[2], forms
+    assert all(f" {form}" in forms[0] for form in ("2w,", "1y)", "now ")), forms[0]
