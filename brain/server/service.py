@@ -49,8 +49,9 @@ from ..index import changes
 from ..index.files import INDEX_FILE
 from ..index.health import index_errors
 from ..index.indexer import index_vault  # the index modules: here, and only here
+from ..index.moved import recorded_form
 from ..index.settings_fit import check_model
-from ..index.store import RELOAD, IndexStore
+from ..index.store import RELOAD, IndexStore, recorded_vault
 from ..index.upgrades import newer_index_message
 from ..index.writer_lock import VaultLocked
 from ..migrations import connect
@@ -139,6 +140,7 @@ class SerialEmbedder:
         # ones asking as it begins, never for ones that come after (a stream would hold it back)
         self._asked = self._answered = 0
         self._questions = threading.Condition()
+        self.embedded = 0  # texts the indexer has had embedded (how far a rebuild is: ``Service.rebuilding``)
 
     def ensure_loaded(self) -> float | None:
         load = getattr(self.inner, "ensure_loaded", None)
@@ -183,6 +185,7 @@ class SerialEmbedder:
                 finally:
                     self._slice_began = None
                     self.slice_seconds = self._clock() - began
+                self.embedded += len(parts[-1])
         return np.concatenate(parts)
 
     def held_for(self) -> float:
@@ -293,6 +296,11 @@ class Service:
         # (notes left unindexed, why) after a pass failed (a full disk): said on every answer
         # until a pass succeeds (the next change or rescan tries again).
         self.unindexed: tuple[int, str] | None = None
+        # While a pass builds again the index that went from under this server (deleted, or
+        # another vault's put in its place: ``_lost``): why, the texts embedded when it began
+        # and the chunks the lost index held (how far it is); every question is told so in one line
+        self.rebuilding: tuple[str, int, int] | None = None
+        self._lost_seen: str | None = None  # the loss the last idle probe saw, to be seen again
         self._counter = threading.Lock()
         self._turns: dict[Any, tuple[threading.Semaphore, int]] = {}  # per client (``run``)
         self._fold_asked = threading.Event()  # a fold of the WAL waits on the query thread
@@ -387,6 +395,9 @@ class Service:
         current = self._snapshot
         if (changed or current is None or not current.complete or self._moved()) and not self._refresh():
             return changed
+        if self.rebuilding is not None:
+            log.info("the index of %s is back, built again from the vault", self.root)
+            self.rebuilding = None
         if changed or batch.reason == "start":
             now, wall = time.monotonic(), time.time()
             event = batch.first_event  # None: no event told of what this pass found (start, rescan)
@@ -512,6 +523,13 @@ class Service:
         if now - self._last_probe < PROBE_EVERY or self._snapshot is None:
             return
         self._last_probe = now
+        lost = self._lost()
+        if lost is not None:
+            if lost == self._lost_seen:  # seen twice: no rebuild's two renames between the looks
+                self._rebuild(lost)
+            self._lost_seen = lost
+            return
+        self._lost_seen = None
         if self._moved():
             log.info("the index changed outside this server; loading the new state")
             if self._refresh() and self.unindexed is not None and self._out_of_step() == 0:
@@ -525,6 +543,45 @@ class Service:
             # next pass, days on a quiet vault, with a vacuum's whole copy in it
             self._fold_asked.set()
             self._jobs.put(_FOLD)
+
+    def _lost(self) -> str | None:
+        """What became of the index the snapshot reads when it is gone from its path: deleted (a
+        `rm -rf` of its folder), or another vault's put in its place; None while it is there, or
+        replaced by another of this vault's (`brain index --rebuild`: ``_moved`` loads it)."""
+        current = self._snapshot
+        if current is None or self.rebuilding is not None or current.recaller.store.still_at_its_path():
+            return None
+        directory = config.index_dir(self.root)
+        database = directory / INDEX_FILE
+        if not os.path.exists(database):
+            return f"the index of {self.root} was deleted ({directory})"
+        recorded = recorded_vault(database, 0)
+        if recorded is not None and recorded[0] not in (recorded_form(self._resolved), recorded_form(self.root)):
+            return f"the index of {self.root} was replaced by one of {recorded[0]} ({directory})"
+        return None
+
+    def _rebuild(self, lost: str) -> None:
+        """Said once, in the log and in `brain status` (a pass failing: how many notes it left),
+        and a pass over the whole vault asked for now: it waited for the next note saved, or
+        the rescan five minutes on, and the server answered from the deleted files till then."""
+        current = self._snapshot
+        notes, chunks = (current.counts["notes"], current.counts["chunks"]) if current is not None else (1, 0)
+        why = f"{lost}; brain serve is rebuilding it from the vault"
+        log.error("%s", why)
+        self.rebuilding = (why, self.embedder.embedded, chunks)
+        self.indexing.failed(why=why)
+        self.unindexed = (max(1, notes), why)
+        self.watcher.pass_now()
+
+    def rebuilt_so_far(self) -> str | None:
+        """What a question is told while ``rebuilding``, with how far the pass is, in one line."""
+        rebuilding = self.rebuilding
+        if rebuilding is None:
+            return None
+        why, began, chunks = rebuilding
+        done = self.embedder.embedded - began
+        far = f"{done:,} of about {chunks:,} chunks embedded" if chunks else f"{done:,} chunks embedded"
+        return f"{why} ({far}); ask again once it is done"
 
     def _moved(self) -> bool:
         """Whether the committed index differs from the snapshot's and is complete (links
@@ -920,6 +977,9 @@ class Service:
         ``valid_at`` (an ISO date): over a view of the past, as ``brain ask --as-of``/``--valid-at``
         answers in-process (``_past_view``)."""
         parsed = [Mode.parse(m) for m in modes]  # a bad mode is the caller's error, at once
+        rebuilding = self.rebuilt_so_far()
+        if rebuilding is not None:  # no index to answer from: said at once, not after the whole wait
+            raise BrainError(rebuilding)
         deadline = time.monotonic() + wait
         if update and self.state == "empty":  # the first notes may be on their way in
             self._wait_until_settled(deadline)

@@ -295,6 +295,15 @@ class VaultWatcher:
             self._turns.notify_all()
             return self._wanted
 
+    def pass_now(self) -> None:
+        """A pass over the whole vault at once (the service's idle check found its index gone):
+        on the watching thread (``on_idle``), as the next quiet moment's batch under a watch, the
+        next pass when none is on."""
+        self._again()
+        with self._turns:
+            self._wanted = self._begun + 1
+            self._turns.notify_all()
+
     def served(self, turn: int, wait: float = 0.0) -> bool:
         """Whether pass number ``turn`` (``catch_up_now``'s) has ended, its state served; waiting
         up to ``wait`` seconds for it (woken as it ends: a stream's hundreds of questions each
@@ -338,6 +347,8 @@ class VaultWatcher:
         if not self.watch_enabled:
             while not self.stopping.wait(1.0):
                 self._idle()
+                if self._pending:  # a pass asked for (``pass_now``)
+                    self._catch_up()
             return
         if not utf8:
             # watchfiles takes only UTF-8 paths: it failed on every try, a traceback every 5 s

@@ -1,0 +1,102 @@
+"""The index folder deleted (or another index put in its place) under a running `brain serve`:
+the server says so in one line at its next idle check, starts a pass over the whole vault at
+once (it waited for the next note saved, or the rescan five minutes on), and meanwhile every
+question is answered in one line saying the index is being rebuilt, not held to its timeout.
+The vault is only read."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import threading
+from pathlib import Path
+
+from index_helpers import index_into
+from serve_helpers import request, served, wait_until
+
+from brain import config
+from brain.server import service as service_module
+
+QUESTION = "how should agent memory work"
+
+
+def _files(vault: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(vault)): p.read_bytes() for p in sorted(vault.rglob("*")) if p.is_file()}
+
+
+def _held(service, monkeypatch) -> tuple[threading.Event, threading.Event]:  # type: ignore[no-untyped-def]
+    """The server's next pass held once it begins (released by the first event), so what the
+    server says meanwhile is seen; the second is set as it begins."""
+    release, begun = threading.Event(), threading.Event()
+    index = service._index
+
+    def held(recheck: frozenset[str] = frozenset()):  # type: ignore[no-untyped-def]
+        begun.set()
+        release.wait(60)
+        return index(recheck)
+
+    monkeypatch.setattr(service, "_index", held)
+    return release, begun
+
+
+def test_an_index_deleted_under_the_server_is_said_and_rebuilt_at_once(toy_vault, caplog, monkeypatch):
+    caplog.set_level(logging.INFO, logger="brain")
+    monkeypatch.setattr(service_module, "PROBE_EVERY", 0.1)  # an idle probe at each quiet moment
+    before = _files(toy_vault)
+    # rescans far off: only the idle check can start the pass
+    with served(toy_vault, rescan_seconds=3600) as daemon:
+        service = daemon.service
+        notes = service.status()["index"]["notes"]
+        assert notes > 0
+        directory = config.index_dir(toy_vault)
+        release, begun = _held(service, monkeypatch)
+        shutil.rmtree(directory)
+        try:
+            wait_until(begun.is_set, 30, "a pass begun for the deleted index")
+            said = [r.getMessage() for r in caplog.records if "was deleted" in r.getMessage()]
+            assert len(said) == 1 and str(directory) in said[0], said
+            failing = service.status()["indexing_failing"]
+            assert failing is not None and "deleted" in failing["why"], failing
+            reply = request(daemon, "ask", query=QUESTION, modes=["hybrid"], wait=15, update=False)
+            assert reply["ok"] is False, reply
+            message = reply["error"]["message"]
+            assert "rebuilding it" in message and "0 of about" in message and "\n" not in message, message
+        finally:
+            release.set()
+        wait_until(lambda: service.rebuilding is None and not service.watcher.busy, 60, "the index rebuilt")
+        assert service.status()["indexing_failing"] is None
+        assert (directory / "index.db").exists()
+        assert service.status()["index"]["notes"] == notes
+        reply = request(daemon, "ask", query=QUESTION, modes=["hybrid"], wait=15)
+        assert reply["ok"] is True and reply["result"]["results"], reply
+    assert _files(toy_vault) == before
+
+
+def test_another_vault_s_index_put_in_its_place_is_not_answered_from(toy_vault, tmp_path, caplog, monkeypatch):
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "Elsewhere.md").write_text("# Elsewhere\n\nAgent memory lives in another vault.\n")
+    _, theirs = index_into(Path(os.environ["BRAIN_HOME"]), other)
+    caplog.set_level(logging.INFO, logger="brain")
+    monkeypatch.setattr(service_module, "PROBE_EVERY", 0.1)
+    with served(toy_vault, rescan_seconds=3600) as daemon:
+        service = daemon.service
+        directory = config.index_dir(toy_vault)
+        release, begun = _held(service, monkeypatch)
+        shutil.rmtree(directory)
+        shutil.copytree(theirs, directory)
+        try:
+            wait_until(begun.is_set, 30, "a pass begun for the replaced index")
+            said = [r.getMessage() for r in caplog.records if "was replaced by one of" in r.getMessage()]
+            assert len(said) == 1 and str(other.resolve()) in said[0], said
+            reply = request(daemon, "ask", query=QUESTION, modes=["hybrid"], wait=15)
+            assert reply["ok"] is False and "rebuilding it" in reply["error"]["message"], reply
+        finally:
+            release.set()
+        wait_until(lambda: service.rebuilding is None and not service.watcher.busy, 60, "the index rebuilt")
+        reply = request(daemon, "ask", query=QUESTION, modes=["hybrid"], wait=15)
+        assert reply["ok"] is True, reply
+        paths = [c["path"] for r in reply["result"]["results"] for c in r["results"]]
+        assert paths and "Elsewhere.md" not in paths
+    assert (other / "Elsewhere.md").exists()
