@@ -16,6 +16,7 @@ from index_helpers import index_into
 from serve_helpers import request, served, wait_until
 
 from brain import config
+from brain.errors import BrainError
 from brain.server import service as service_module
 
 QUESTION = "how should agent memory work"
@@ -100,3 +101,20 @@ def test_another_vault_s_index_put_in_its_place_is_not_answered_from(toy_vault, 
         paths = [c["path"] for r in reply["result"]["results"] for c in r["results"]]
         assert paths and "Elsewhere.md" not in paths
     assert (other / "Elsewhere.md").exists()
+
+
+def test_a_rebuild_whose_pass_fails_says_why_not_to_ask_again_later(toy_vault, monkeypatch):
+    monkeypatch.setattr(service_module, "PROBE_EVERY", 0.1)
+    with served(toy_vault, rescan_seconds=3600) as daemon:
+        service = daemon.service
+
+        def full(*args, **kwargs):  # type: ignore[no-untyped-def]
+            raise BrainError("the disk is full")
+
+        monkeypatch.setattr(service_module, "index_vault", full)
+        passes = service.watcher.passes
+        shutil.rmtree(config.index_dir(toy_vault))
+        wait_until(lambda: service.watcher.passes > passes and not service.watcher.busy, 30, "the failed pass")
+        reply = request(daemon, "ask", query=QUESTION, modes=["hybrid"], wait=15)
+        message = reply["error"]["message"]
+        assert "rebuilding it" in message and "the disk is full" in message and "ask again" not in message, message

@@ -581,6 +581,9 @@ class Service:
         why, began, chunks = rebuilding
         done = self.embedder.embedded - began
         far = f"{done:,} of about {chunks:,} chunks embedded" if chunks else f"{done:,} chunks embedded"
+        if self.indexing.failures > 1 and not self.watcher.busy:  # the first is ``_rebuild``'s own
+            # the pass failed (a full disk): not "once it is done", which would be never
+            return f"{why}, but its pass failed ({self.indexing.why}); the next change or rescan tries again"
         return f"{why} ({far}); ask again once it is done"
 
     def _moved(self) -> bool:
