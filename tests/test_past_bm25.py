@@ -83,8 +83,8 @@ def test_a_past_chunk_scores_as_it_did_in_the_present(tmp_path, tokenizer, closi
     """Each note's words put in reverse order: its tokens (unicode61's; trigram's count and the
     query's trigrams, inside words), the table's length and every count stay, so the statistics
     are the moment before's. ``--as-of`` that moment scores each old chunk, a past one now, as
-    FTS5 scored it then. (A trigram index finds a past chunk by a three-letter word alone: the
-    past's table is unicode61's; hence "fox".)"""
+    FTS5 scored it then. ("fox": until m039 a trigram index found a past chunk by a three-letter
+    word alone, its past's table unicode61's.)"""
     for name, text in NOTES.items():
         write(tmp_path, name, text.rstrip("\n") + " fox\n")
     index_vault(tmp_path, progress=False)

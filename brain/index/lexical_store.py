@@ -12,8 +12,10 @@ never imports store.py.
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -21,7 +23,9 @@ from typing import TYPE_CHECKING
 
 from .files import INDEX_FILE
 from .history_store import _marks, _parts
-from .schema import DEFAULT_FTS_TOKENIZER, REFILL_FTS, create_chunks_fts
+from .schema import DEFAULT_FTS_TOKENIZER, REFILL_FTS, create_chunks_fts, create_past_fts, remake_past_fts
+
+log = logging.getLogger("brain")
 
 # FTS5's limit on the terms it holds before writing a segment (``add_to_lexical``): its default,
 # and what a batch of at least _FTS_BULK_CHUNKS chunks gets (4,096 chunks of ~1 KB: under 16 MB).
@@ -50,13 +54,27 @@ class LexicalStore:
         return self.get_meta("fts_tokenizer") or DEFAULT_FTS_TOKENIZER
 
     def recreate_fts(self, tokenizer: str) -> None:
-        """Create chunks_fts anew with ``tokenizer`` and refill it; inside a transaction.
+        """Create chunks_fts and the past's chunk_history_fts anew with ``tokenizer`` and refill
+        them; inside a transaction. An index with no chunks takes its setting so, at its first
+        build, or a rebuild's after the history is carried into it (those past chunks indexed
+        again here: the time and CPU are logged).
 
-        The triggers name the table, not its tokenizer, so they keep working on the new one.
+        The triggers name the tables, not their tokenizer, so they keep working on the new ones.
         """
         self.conn.execute("DROP TABLE chunks_fts")
         self.conn.execute(create_chunks_fts(tokenizer))
         self.conn.execute(REFILL_FTS)
+        started, cpu = time.perf_counter(), time.process_time()
+        remake_past_fts(self.conn, tokenizer)
+        past = self.conn.execute("SELECT count(*) FROM chunk_history").fetchone()[0]
+        if past:
+            log.info(
+                "past chunks' search index made again with the %s tokenizer: %d past chunks in %.2f s (%.2f s CPU)",
+                tokenizer,
+                past,
+                time.perf_counter() - started,
+                time.process_time() - cpu,
+            )
         self.set_meta("fts_tokenizer", tokenizer)
 
     def remake_chunks_fts(self) -> None:
@@ -64,6 +82,11 @@ class LexicalStore:
         goes with it); inside a transaction, ``rebuild_search_indexes`` then fills it."""
         self.conn.execute("DROP TABLE IF EXISTS chunks_fts")
         self.conn.execute(create_chunks_fts(self.fts_tokenizer()))
+
+    def remake_past_fts(self) -> None:
+        """Create chunk_history_fts again, empty, with the index's tokenizer, as ``remake_chunks_fts``."""
+        self.conn.execute("DROP TABLE IF EXISTS chunk_history_fts")
+        self.conn.execute(create_past_fts(self.fts_tokenizer()))
 
     def add_to_lexical(self, first: int, last: int) -> None:
         """The chunks with ids ``first`` to ``last`` into chunks_fts, in one statement.

@@ -956,11 +956,7 @@ def m021_search_text(conn: sqlite3.Connection) -> None:
         CREATE VIEW chunk_history_fts_source AS
             SELECT id, {past["title"]} AS title, {past["heading"]} AS heading, {past["text"]} AS text
             FROM chunk_history;
-        CREATE VIRTUAL TABLE chunk_history_fts USING fts5 (
-            title, heading, text,
-            content = 'chunk_history_fts_source', content_rowid = 'id',
-            tokenize = "unicode61 remove_diacritics 2"
-        );
+        {create_past_fts(DEFAULT_FTS_TOKENIZER)};
         CREATE TRIGGER chunk_history_fts_insert AFTER INSERT ON chunk_history BEGIN
             INSERT INTO chunk_history_fts (rowid, title, heading, text)
             VALUES (new.id, {past["new.title"]}, {past["new.heading"]}, {past["new.text"]});
@@ -1853,6 +1849,24 @@ def m038_link_history_of_wikilinks_from_the_notes_folder(conn: sqlite3.Connectio
 INDEX_MIGRATIONS.safe_to_run_again.add("m038_link_history_of_wikilinks_from_the_notes_folder")
 
 
+@INDEX_MIGRATIONS
+def m039_past_search_in_the_index_s_tokenizer(conn: sqlite3.Connection) -> None:
+    """The past chunks' BM25 index (chunk_history_fts, which ``--as-of`` searches) made with the
+    index's tokenizer, as chunks_fts is. It was always unicode61's: under
+    ``BRAIN_FTS_TOKENIZER=trigram`` the lexical lane, asking for a query's trigrams, found a past
+    chunk only by a word of exactly three letters ("rocket" and "dawn" missed a past "The rocket
+    launched at dawn"). An index under unicode61 has nothing to do; one under trigram has its past
+    chunks indexed again, once."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'fts_tokenizer'").fetchone()
+    tokenizer = row[0] if row and row[0] in FTS_TOKENIZERS else DEFAULT_FTS_TOKENIZER
+    if tokenizer != DEFAULT_FTS_TOKENIZER:
+        remake_past_fts(conn, tokenizer)
+
+
+# It makes the past's index again from its rows: run again, it gives the same index.
+INDEX_MIGRATIONS.safe_to_run_again.add("m039_past_search_in_the_index_s_tokenizer")
+
+
 def search_past_chunks(conn: sqlite3.Connection) -> None:
     """Give each past chunk that holds a character ``for_search`` may drop its ``search_*``
     columns: m021, and a rebuild carrying the past of an index that lacked them. (SQL's GLOB with
@@ -1947,6 +1961,25 @@ def create_chunks_fts(tokenizer: str) -> str:
 REFILL_FTS = "INSERT INTO chunks_fts (chunks_fts) VALUES ('rebuild')"
 
 
+def create_past_fts(tokenizer: str) -> str:
+    """The statement creating chunk_history_fts (an index over the view chunk_history_fts_source)
+    with one of ``FTS_TOKENIZERS``: m021 (unicode61, in the very words an index holds since), m039
+    and a tokenizer change (``IndexStore.recreate_fts``)."""
+    return f"""CREATE VIRTUAL TABLE chunk_history_fts USING fts5 (
+            title, heading, text,
+            content = 'chunk_history_fts_source', content_rowid = 'id',
+            tokenize = "{FTS_TOKENIZERS[tokenizer]}"
+        )"""
+
+
+def remake_past_fts(conn: sqlite3.Connection, tokenizer: str) -> None:
+    """chunk_history_fts made anew with ``tokenizer`` and refilled from its view. The triggers name
+    the table, not its tokenizer, so they keep writing the new one."""
+    conn.execute("DROP TABLE chunk_history_fts")
+    conn.execute(create_past_fts(tokenizer))
+    conn.execute("INSERT INTO chunk_history_fts (chunk_history_fts) VALUES ('rebuild')")
+
+
 def _float16_blob(blob: bytes | None) -> bytes | None:
     """A float32 vector's bytes as float16 (a blob that is not float32 is left as it is)."""
     if blob is None or len(blob) % 4:
@@ -1961,7 +1994,7 @@ def _float16_blob(blob: bytes | None) -> bytes | None:
 # (``Migrations.tables_made``: 0.1-0.3 s, numpy imported by m015, on each `brain status`).
 # tests/test_migrations_record.py holds it to them: a new migration updates it.
 LATEST_TABLES = (
-    "m038_link_history_of_wikilinks_from_the_notes_folder",
+    "m039_past_search_in_the_index_s_tokenizer",
     frozenset(
         [
             "aliases",

@@ -415,11 +415,10 @@ class IndexStore(LexicalStore, HistoryStore):
                     self.conn.execute(definitions[part][2])
                     for row in _new_fts_rows(part.rsplit("_", 1)[1]):
                         self.conn.execute(f"INSERT INTO {part} VALUES ({_marks(row)})", row)
-                if fts == "chunks_fts":  # its tokenizer is the index's own
+                if fts == "chunks_fts":  # their tokenizer is the index's own
                     self.remake_chunks_fts()
                 else:
-                    self.conn.execute(f"DROP TABLE IF EXISTS {fts}")  # what is left of it goes with it
-                    self.conn.execute(definitions[fts][2])
+                    self.remake_past_fts()
                 made.append(fts)
                 continue
             self.conn.execute(definitions[name][2])
