@@ -307,8 +307,55 @@ def test_what_one_run_keeps_the_next_takes_over_as_a_fresh_build_would(tmp_path,
                 run.close()
                 fresh.close()
         taken += [r.getMessage() for r in caplog.records if "from the last run" in r.getMessage()]
-    assert any("names, name index, link graph" in m for m in taken), taken  # all of it, where nothing changed
+    everything = "names, name index, folder index, link graph"
+    assert any(everything in m for m in taken), taken  # all of it, where nothing changed
     assert any("patched" in m for m in taken), taken
+
+
+def _folder_vault(vault: Path) -> None:
+    for path in ("Spells/Holy Spark.md", "Spells/Frost Ray.md", "Monsters/Ogre.md", "Monsters/Goblin.md"):
+        write(vault, path, f"# {Path(path).stem}\n\nSome words about {Path(path).stem.lower()}.\n")
+    for i in range(4):
+        write(vault, f"Other {i}.md", f"# Other {i}\n\nUnfiled words.\n")
+
+
+def test_the_kept_folder_index_is_taken_over_until_a_rename_moves_a_path(tmp_path, caplog, monkeypatch):
+    """A one-shot run read every note's path and built the folders lane's index at its first
+    query, every run; now the next run takes it from the kept file, and a note renamed (here
+    into another folder) since it was kept makes it build the index again, never answer from
+    the old paths."""
+    from brain.recall.folders import FolderIndex
+
+    caplog.set_level(logging.INFO, logger="brain")
+    vault = tmp_path / "vault"
+    _folder_vault(vault)
+    embedder, root = _kept(vault, "names", "folder_index")
+    built = []
+    real = FolderIndex.from_store.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(FolderIndex, "from_store", classmethod(lambda cls, store: built.append(1) or real(cls, store)))
+    run, fresh = _one_shot(root, embedder), _fresh(root, embedder)
+    try:
+        _assert_same(run, fresh, "nothing changed")
+        assert built == [1]  # the fresh one's only
+        assert run.folder_index().notes_in(["Spells"]) == fresh.folder_index().notes_in(["Spells"])
+    finally:
+        run.close()
+        fresh.close()
+    (vault / "Monsters").mkdir(exist_ok=True)
+    (vault / "Spells/Frost Ray.md").rename(vault / "Monsters/Frost Ray.md")
+    built.clear()
+    caplog.clear()
+    run, fresh = _one_shot(root, embedder), _fresh(root, embedder)  # the run indexes the rename first
+    try:
+        _assert_same(run, fresh, "a note moved to another folder")
+        assert built == [1, 1]
+        moved = run.store.note_id("Monsters/Frost Ray.md")
+        assert moved in run.folder_index().notes_in(["Monsters"])
+        assert moved not in run.folder_index().notes_in(["Spells"])
+        assert not any("folder index" in r.getMessage() for r in caplog.records if "last run" in r.getMessage())
+    finally:
+        run.close()
+        fresh.close()
 
 
 def test_a_damaged_or_foreign_file_is_not_used_and_is_replaced(toy_vault, caplog, monkeypatch, closing):

@@ -1034,6 +1034,12 @@ class IndexStore(LexicalStore, HistoryStore):
         cursor.row_factory = None  # plain tuples: a sqlite3.Row each, then a tuple, was twice the read
         return cursor.execute("SELECT id, path, title FROM notes ORDER BY id").fetchall()
 
+    def note_paths_by_id(self) -> list[tuple[int, str]]:
+        """(id, path) of every note, by id: the folders lane's (titles unread: 50 vs 72 ms at 100,000 notes)."""
+        cursor = self.conn.cursor()
+        cursor.row_factory = None
+        return cursor.execute("SELECT id, path FROM notes ORDER BY id").fetchall()
+
     def alias_rows(self) -> list[tuple[int, str]]:
         """(note id, alias) for every alias of every note, by note id."""
         cursor = self.conn.cursor()

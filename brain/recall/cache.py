@@ -6,7 +6,10 @@ built the same again. Now a run that built them leaves them beside the index
 (``recall-cache.npz``: numpy arrays, the names as one marshalled blob), stamped with what they
 were built from (``carry.Basis``), and the next run takes over what is still valid exactly as
 ``brain serve`` does from one snapshot to the next (``recall/carry.py``): all of it when nothing
-changed, the names and a patched graph after an edit. The file is derived: deleting it costs
+changed, the names and a patched graph after an edit. The folders lane's index (every note's
+path, the folders a query can name, the paths' order) is kept too, marshalled, and taken over
+while no note was added, deleted or renamed (``carry.paths_unchanged``: ``names_version``
+moves with every path): read and built at every run's first query before. The file is derived: deleting it costs
 the next run its build, nothing else. One that cannot be read, or is of another index, format,
 code or link weights, is not used (said in the log); it is replaced atomically, and only by a
 run whose notes did not change while it built (else its stamp could be older than its
@@ -30,9 +33,9 @@ from .carry import Basis, Built
 
 log = logging.getLogger("brain")
 
-FORMAT = 2  # 2: the names with their holders (gate.name_table); the name index apart, with its titled part
+FORMAT = 3  # 2: the names with their holders (gate.name_table); the name index apart, with its titled part; 3: the folder index
 # brain/text.py too: the names are folded by it (a new look-alike rule read old names otherwise)
-_SOURCES = ("names.py", "stop_words.py", "gate.py", "ppr.py", "carry.py", "cache.py", "../text.py")
+_SOURCES = ("names.py", "stop_words.py", "gate.py", "ppr.py", "folders.py", "carry.py", "cache.py", "../text.py")
 
 
 def code_stamp() -> int:
@@ -81,6 +84,9 @@ def save(directory: Path, built: Built) -> bool:
     index = marshal.dumps(built.name_index.state()) if built.name_index is not None else built.kept_name_index
     if index is not None:
         arrays["name_index"] = np.frombuffer(index, dtype=np.uint8)
+    folders = built.folder_index
+    if folders is not None and [n for n, _ in folders.notes] == basis.note_ids.tolist():
+        arrays["folder_index"] = np.frombuffer(marshal.dumps(folders.state()), dtype=np.uint8)
     if built.link_graph is not None:
         arrays["graph_settings"] = np.array(graph_settings())
         arrays.update({f"graph_{k}": v for k, v in built.link_graph.arrays().items()})
@@ -122,15 +128,15 @@ def refuse_what_is_in_the_way(directory: Path) -> None:
 
 def kept_basis(directory: Path) -> Basis | None:
     """The stamp of what is kept in ``directory`` (None: nothing usable), without the rest."""
-    kept = load(directory, lambda _basis: (False, False))
+    kept = load(directory, lambda _basis: (False, False, False))
     return kept.basis if kept is not None else None
 
 
-def load(directory: Path, worth: Callable[[Basis], tuple[bool, bool]] | None = None) -> Built | None:
+def load(directory: Path, worth: Callable[[Basis], tuple[bool, bool, bool]] | None = None) -> Built | None:
     """What a run kept in ``directory``, or None (no file, or one not to be used: logged).
 
-    ``worth`` is shown the kept stamp first and says whether the names and whether the link
-    graph could be taken over at all: only those are read (unmarshalling the names of 100,000
+    ``worth`` is shown the kept stamp first and says whether the names, the link graph and the
+    folder index could be taken over at all: only those are read (unmarshalling the names of 100,000
     notes is 0.3 s, for nothing after a note was added). The name index is handed over as kept
     (``Built.kept_name_index``): read into an index when first asked for, not here."""
     import numpy as np
@@ -157,8 +163,8 @@ def load(directory: Path, worth: Callable[[Basis], tuple[bool, bool]] | None = N
                 written_at=data["written_at"],
                 titles=data["titles"],
             )
-            names = holders = kept_name_index = graph = None
-            want_names, want_graph = worth(basis) if worth is not None else (True, True)
+            names = holders = kept_name_index = graph = folder_index = None
+            want_names, want_graph, want_folders = worth(basis) if worth is not None else (True, True, True)
             if want_names and "names" in files:
                 names, holders = marshal.loads(data["names"].tobytes())
                 if not isinstance(names, dict) or not isinstance(holders, dict):
@@ -175,11 +181,22 @@ def load(directory: Path, worth: Callable[[Basis], tuple[bool, bool]] | None = N
                     raise ValueError("the link graph is not of the notes it is stamped with")
                 same_weights = data["graph_settings"].tolist() == graph_settings()
                 graph = LinkGraph.from_arrays(arrays, matrix=same_weights)
+            if want_folders and "folder_index" in files:
+                from .folders import FolderIndex
+
+                state = marshal.loads(data["folder_index"].tobytes())
+                folder_index = FolderIndex.from_state(state, basis.note_ids.tolist())
     except Exception as exc:  # noqa: BLE001 - a derived file: rebuilt, never trusted when in doubt
         log.info("%s cannot be used (%s: %s); building afresh", path, type(exc).__name__, exc)
         return None
     return Built(
-        basis=basis, names=names, name_index=None, link_graph=graph, holders=holders, kept_name_index=kept_name_index
+        basis=basis,
+        names=names,
+        name_index=None,
+        link_graph=graph,
+        holders=holders,
+        kept_name_index=kept_name_index,
+        folder_index=folder_index,
     )
 
 

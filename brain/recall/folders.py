@@ -56,9 +56,16 @@ class FolderIndex:
     """Every folder that can be named (its path, and the words of its own name), and every
     note by path, so that a folder's notes are one slice of them."""
 
-    def __init__(self, folders: dict[str, frozenset[str]], notes: Iterable[tuple[int, str]] = ()):
+    def __init__(
+        self,
+        folders: dict[str, frozenset[str]],
+        notes: Iterable[tuple[int, str]] = (),
+        order: Sequence[int] | None = None,
+    ):
         self.folders = folders
         self._notes = list(notes)
+        # Positions in ``notes`` by path (kept by recall/cache.py): the paths sorted without a sort.
+        self._order = order
         self._paths: list[str] | None = None  # sorted at the first query that names a folder:
         self._ids: list[int] = []  # most name none (100,000 paths: 34 ms)
         self._by_word: dict[str, list[str]] = {}
@@ -93,7 +100,27 @@ class FolderIndex:
 
     @classmethod
     def from_store(cls, store: IndexStore) -> FolderIndex:
-        return cls.from_notes((note_id, path) for note_id, path, _ in store.note_names())
+        return cls.from_notes(store.note_paths_by_id())
+
+    def state(self) -> tuple[dict[str, frozenset[str]], list[str], list[int]]:
+        """What ``from_state`` takes again with the notes' ids (``recall/cache.py`` keeps it):
+        the folders, every note's path (as given) and their order by path (sorted here if not yet)."""
+        self.sorted_paths()
+        order = self._order
+        if order is None:
+            place = {note_id: i for i, (note_id, _) in enumerate(self._notes)}
+            order = [place[note_id] for note_id in self._ids]
+        return self.folders, [path for _, path in self._notes], list(order)
+
+    @classmethod
+    def from_state(
+        cls, state: tuple[dict[str, frozenset[str]], list[str], list[int]], note_ids: Sequence[int]
+    ) -> FolderIndex:
+        """The index ``state`` was taken of, whose notes' ids are ``note_ids`` (in the same order)."""
+        folders, paths, order = state
+        if not isinstance(folders, dict) or len(paths) != len(note_ids) or len(order) != len(paths):
+            raise ValueError("the folder index is not of the notes it is stamped with")
+        return cls(folders, zip(note_ids, paths, strict=True), order)
 
     def named_by(self, query: str) -> list[str]:
         """The folders every word of whose name is in the query, by path."""
@@ -113,6 +140,10 @@ class FolderIndex:
 
     def sorted_paths(self) -> list[str]:
         """Every note's path, sorted (once; ``brain serve`` sorts a new state's before it answers)."""
+        if self._paths is None and self._order is not None:
+            notes = self._notes
+            self._ids = [notes[i][0] for i in self._order]
+            self._paths = [notes[i][1] for i in self._order]
         if self._paths is None:
             by_path = sorted(self._notes, key=itemgetter(1))
             self._ids = [note_id for note_id, _ in by_path]  # first: a thread that sees the paths sees these

@@ -243,6 +243,9 @@ class PastIndex(IndexStore):
     def note_names(self) -> list[tuple[int, str, str]]:
         return [(n, v.path, v.title) for n, v in self.versions.items()]
 
+    def note_paths_by_id(self) -> list[tuple[int, str]]:
+        return [(n, v.path) for n, v in self.versions.items()]
+
     def name_row(self, note_id: int) -> tuple[str, str, tuple[str, ...]] | None:
         """(path, title, aliases) of a note of the slice, what its names are built from
         (``recall/past_carry.py`` compares them with the present's); None: not in the slice."""

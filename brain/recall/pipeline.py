@@ -212,7 +212,7 @@ class Recaller:
     def keep_for_next_run(self) -> None:
         """Keep what this recaller built on disk for the next process (``brain serve`` as it
         stops: its next start then takes them over), unless the kept file is of this state."""
-        if self._names is None and self._name_index is None and self._link_graph is None:
+        if self._names is None and self._name_index is None and self._link_graph is None and self._folder_index is None:
             return
         from . import cache
 
@@ -247,9 +247,10 @@ class Recaller:
         self._disk_checked = True
         from . import cache
 
-        def worth(kept: carry.Basis) -> tuple[bool, bool]:  # the state is read before anything is built
+        def worth(kept: carry.Basis) -> tuple[bool, bool, bool]:  # the state is read before anything is built
             new = self.basis(kept)
-            return carry.names_unchanged(kept, new), carry.written_since(kept, new) is not None
+            unchanged = carry.names_unchanged(kept, new), carry.written_since(kept, new) is not None
+            return (*unchanged, carry.paths_unchanged(kept, new))
 
         kept = cache.load(self.store.directory, worth)
         self.basis()
@@ -313,7 +314,10 @@ class Recaller:
             if present is not None and past.paths_are(present.notes):
                 self._folder_index = present
         if self._folder_index is None:
+            self._from_disk()  # the state read first: what is built after it is at least as new
+        if self._folder_index is None:
             self._folder_index = folders_stage.FolderIndex.from_store(self.store)
+            self._built_here.add("folder index")
         return self._folder_index
 
     def held_strings(self) -> dict[str, str]:
