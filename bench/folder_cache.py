@@ -9,6 +9,11 @@ and each would throw the other's away.
 
     python bench/folder_cache.py --against /tmp/old-tree --notes 20000 --rounds 7 --dir /tmp/fc
 
+``--digest`` instead proves the answers the same: the labelled queries of /work/shared's two
+vaults (the bench embedder), asked by the old tree, by this one as it builds and keeps the
+folder index and by this one again as it takes it from the kept file; per set, a digest of
+every hit (path, score bit for bit, via) of each.
+
 Prints per tree the median CPU of the first query and of the whole process, the folder index's
 share (the calls to ``FolderIndex.from_store`` and their CPU), the ratio this tree / old, and
 the kept file's size. Figures, not asserted.
@@ -76,10 +81,47 @@ def child(vault: Path) -> None:
     )
 
 
-def run_child(tree: Path, home: Path, vault: Path) -> dict:
+def digest_child(vault: Path, queries_file: Path) -> None:
+    import hashlib
+
+    import brain  # noqa: F401 - the tree on PYTHONPATH, before scale adds this checkout
+
+    sys.path.insert(0, str(HERE))
+    import scale
+
+    from brain.evaluation.queries import load_queries
+    from brain.recall import folders
+    from brain.recall.opening import open_recaller
+
+    scale._register()
+    calls = []
+    real = folders.FolderIndex.from_store.__func__  # type: ignore[attr-defined]
+    folders.FolderIndex.from_store = classmethod(lambda cls, store: calls.append(1) or real(cls, store))  # type: ignore[method-assign,assignment]
+    recaller = open_recaller(vault, build=True, embedder=scale.BenchFakeEmbedder(), rerank_model=None)
+    hits, lane = [], 0
+    for query in load_queries(queries_file, vault):
+        result = recaller.ask(query.query, "hybrid")
+        hits.append([[c.path, repr(float(c.score)), c.via.as_dict() if c.via else None] for c in result.results])
+        lane += sum("folders" in c.sources for c in result.results)
+    recaller.close()
+    text = json.dumps(hits, sort_keys=True)
+    print(
+        json.dumps(
+            {
+                "digest": hashlib.sha256(text.encode()).hexdigest()[:16],
+                "queries": len(hits),
+                "folders_hits": lane,
+                "folder_builds": len(calls),
+            }
+        )
+    )
+
+
+def run_child(tree: Path, home: Path, vault: Path, queries: Path | None = None) -> dict:
     env = dict(os.environ, PYTHONPATH=str(tree), BRAIN_HOME=str(home), BRAIN_RERANK_MODEL="none")
+    extra = ["--queries", str(queries)] if queries else []
     proc = subprocess.run(
-        [sys.executable, __file__, "--child", str(vault)], env=env, capture_output=True, text=True, check=False
+        [sys.executable, __file__, "--child", str(vault), *extra], env=env, capture_output=True, text=True, check=False
     )
     if proc.returncode != 0:
         raise SystemExit(f"a run of {tree} failed:\n{proc.stderr[-3000:]}")
@@ -92,14 +134,21 @@ def main() -> int:
     parser.add_argument("--notes", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--dir", help="work folder, kept (the vault and its index)")
+    parser.add_argument("--digest", action="store_true", help="compare the answers on /work/shared's vaults")
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--queries", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(Path(args.child))
+        if args.queries:
+            digest_child(Path(args.child), Path(args.queries))
+        else:
+            child(Path(args.child))
         return 0
     if not args.dir:
         parser.error("--dir is required")
     work = Path(args.dir)
+    if args.digest:
+        return digest(Path(args.against or "."), work)
     vault, new_home, old_home = work / "vault", work / "home-new", work / "home-old"
     this = HERE.parent
     sys.path.insert(0, str(HERE))
@@ -136,6 +185,28 @@ def main() -> int:
             f"{name}: FolderIndex.from_store calls per run {builds}; kept file {runs[name][-1]['cache_bytes']:,} bytes"
         )
     return 0
+
+
+def digest(old: Path, work: Path) -> int:
+    sets = {
+        "13th-age": (HERE / "realvault" / "13th-age-srd.queries.jsonl", Path("/work/shared/bench/vaults/13th-age-srd")),
+        "vok": (
+            HERE / "realvault" / "vaultofknowledge.queries.jsonl",
+            Path("/work/shared/bench/vaults/vaultofknowledge"),
+        ),
+    }
+    same = True
+    for name, (queries, vault) in sets.items():
+        new_home, old_home = work / f"{name}-new", work / f"{name}-old"
+        first = run_child(HERE.parent, new_home, vault, queries)  # indexes, builds the folder index, keeps it
+        if not old_home.exists():
+            shutil.copytree(new_home, old_home)
+        before = run_child(old, old_home, vault, queries)
+        kept = run_child(HERE.parent, new_home, vault, queries)  # the folder index from the kept file
+        print(f"{name}: old {before}\n  new, built {first}\n  new, kept {kept}")
+        same &= before["digest"] == first["digest"] == kept["digest"]
+    print("every answer the same (path, score bit for bit, via)" if same else "ANSWERS DIFFER")
+    return 0 if same else 1
 
 
 if __name__ == "__main__":
