@@ -5,10 +5,23 @@ it is first used (both hooks import the masker on every call)."""
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
 MASK = "***"
+
+
+def _atomic(body: str, name: str) -> str:
+    """``body`` as an atomic group: once it has matched, what follows never makes it give back a
+    character. Python 3.10's re has no atomic group (nor a possessive ``*+``: "unknown extension",
+    "multiple repeat", and every text that asked for the rule raised there); a lookahead is atomic on
+    every version, and a reference to what it took consumes exactly that: the same matches, with one
+    group more (``name``, unique in its pattern), so a rule that holds one reads its groups by name, or
+    by number only before it (tests/test_python_versions.py)."""
+    if sys.version_info >= (3, 11):
+        return f"(?>{body})"
+    return f"(?=(?P<{name}>{body}))(?P={name})"
 
 
 class _Lazy:
@@ -84,7 +97,7 @@ _VALUE = (
 # stays the value. So does a .env line's NAME=a b c (python-dotenv, docker's --env-file), unless it is
 # a shell's NAME=a running command b (_runs_a_command): one word.
 _MORE_WORDS = _Lazy(
-    rf"(?:[ \t]+(?=[^\W_])(?>{_BARE})(?<!:))+"
+    rf"(?:[ \t]+(?=[^\W_]){_atomic(_BARE, 'more_word')}(?<!:))+"
     r"(?=[ \t]+#|[ \t]*(?:\r|\n|\Z)|\\+[nr]|\\*\")"
 )
 
@@ -162,10 +175,11 @@ _STDIN_READERS = (
 # netlify env:set's options before the variable's name, which shift its value ("env:set --context production
 # KEY VALUE"): a context's and a scope's (a word, then maybe more of the names they take), the filter's, the site's,
 # the auth token's, and the flags that take none (--secret, --force, --json, --debug).
-_NETLIFY_OPTIONS = (
+_NETLIFY_OPTIONS = _atomic(
     r"(?:[ \t]+(?:(?:-c|--context)(?:=\S+|[ \t]+[^\s-]\S*(?:[ \t]+(?:production|deploy-preview|branch-deploy|dev|all|prod|dp|branch:\S+))*)"
     r"|(?:-s|--scope)(?:=\S+|[ \t]+[^\s-]\S*(?:[ \t]+(?:builds|functions|runtime|post[-_]processing|any))*)"
-    r"|--(?:filter|site|auth)(?:=\S+|[ \t]+[^\s-]\S*)|--[a-z][\w-]*)){0,8}+"
+    r"|--(?:filter|site|auth)(?:=\S+|[ \t]+[^\s-]\S*)|--[a-z][\w-]*)){0,8}",
+    "netlify_options",
 )
 
 
@@ -743,7 +757,9 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     # git config [options] NAME VALUE (no "="), where the name names a secret: github.token, hub.oauthtoken.
     (
         ("git config",),
-        r"(git(?<![\w-]git)[ \t]+config(?:[ \t]+(?:(?:-f|--file|--blob)[ \t]+\S+|--?[\w-]+(?:=\S+)?))*+[ \t]+)"
+        r"(git(?<![\w-]git)[ \t]+config"
+        + _atomic(r"(?:[ \t]+(?:(?:-f|--file|--blob)[ \t]+\S+|--?[\w-]+(?:=\S+)?))*", "git_options")
+        + r"[ \t]+)"
         rf"(?P<name>[A-Za-z][\w-]*(?:\.[^\s.=]+)+)[ \t]+(?![-$])(?P<value>{_VALUE})",
         "named",
     ),
