@@ -719,6 +719,7 @@ def run(root: Path, *, embedder: Any = None) -> None:
         elif _only(exc, BrokenPipeError):
             # The client closed its end of stdout (it quit, or crashed): nothing to answer to.
             log.info("the client stopped reading (broken pipe); brain mcp stops")
+            _quiet_unwritten_answers()
         else:
             raise
     finally:
@@ -813,6 +814,21 @@ def _leaves(exc: object) -> list[object]:
     if not isinstance(exc, BaseException) or not isinstance(group, tuple) or not group:
         return [exc]
     return [leaf for each in group for leaf in _leaves(each)]
+
+
+def _quiet_unwritten_answers() -> None:
+    """The SDK's writer of the wire still holds the answers the pipe refused, and Python 3.13
+    reports the failure of its flush as the process ends ("Exception ignored in:
+    <_io.BufferedWriter name=9>", BrokenPipeError: three lines on stderr, where 3.10 to 3.12 kept
+    quiet). The client is gone, and the log says so already: a broken pipe reported thereafter
+    is dropped, any other failure reported as before."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable: Any) -> None:
+        if not isinstance(unraisable.exc_value, BrokenPipeError):
+            previous(unraisable)
+
+    sys.unraisablehook = hook
 
 
 def _end_now(status: int) -> None:
