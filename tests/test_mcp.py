@@ -2110,3 +2110,53 @@ def test_install_says_a_running_claude_code_session_does_not_see_the_server(toy_
     user = CliRunner().invoke(cli, ["mcp", "install", "--user", "--vault", str(toy_vault)])
     assert user.exit_code == 0, user.output
     assert "start a new one" in user.stderr and "asks once" not in user.stderr  # ~/.claude.json: no approval asked
+
+
+def test_a_moment_argument_refused_is_named_as_the_tool_names_it(toy_vault):
+    """search(as_of="garbage") was answered "--as-of takes …": the agent has no --as-of, and the
+    tools' other refused arguments are named as the tool names them (``invalid_arguments``)."""
+    from mcp import Client
+
+    from brain.mcp.backend import Backend
+    from brain.mcp.server import build_server
+    from brain.moments import FORMS
+
+    backend = Backend(toy_vault.resolve(), embedder=FakeEmbedder(), use_server=False, watch=False)
+    calls = [
+        ("search", {"query": "memory", "as_of": "garbage"}),
+        ("search", {"query": "memory", "valid_at": "garbage"}),
+        ("get_note", {"note": "anything", "as_of": "garbage"}),
+        ("history", {"note": "anything", "as_of": "garbage"}),
+        ("search", {"query": "memory", "as_of": "2999-01-01"}),
+    ]
+
+    async def go():
+        async with Client(build_server(toy_vault.resolve(), backend)) as session:
+            return [await session.call_tool(name, arguments) for name, arguments in calls]
+
+    try:
+        answers = [(answer.is_error, answer.content[0].text) for answer in asyncio.run(go())]
+    finally:
+        backend.close()
+    assert answers[0] == (True, f"as_of takes {FORMS}, not 'garbage'")
+    assert answers[1] == (
+        True,
+        "valid_at takes a date (2026-03-01), a time and a zone after it if any (2026-03-01T14:30+03), not 'garbage'",
+    )
+    assert answers[2] == answers[3] == answers[0]
+    assert answers[4][0] and answers[4][1].startswith("as_of '2999-01-01' is in the future ("), answers[4]
+    assert not any("--" in text for _, text in answers), answers
+
+
+def test_ask_names_its_own_options_when_a_moment_is_refused(toy_vault, tmp_path, monkeypatch):
+    """The CLI's words are its options' (the MCP tools' are their arguments'): unchanged."""
+    from brain.moments import FORMS
+
+    monkeypatch.setenv("BRAIN_HOME", str(tmp_path / "home"))
+    for server in ([], ["--no-server"]):
+        ask = ["ask", "--vault", str(toy_vault), *server]
+        out = CliRunner().invoke(cli, [*ask, "--as-of", "garbage", "memory"])
+        assert (out.exit_code, out.output) == (1, f"Error: --as-of takes {FORMS}, not 'garbage'\n")
+        out = CliRunner().invoke(cli, [*ask, "--valid-at", "garbage", "memory"])
+        said = "--valid-at takes a date (2026-03-01), a time and a zone after it if any (2026-03-01T14:30+03)"
+        assert (out.exit_code, out.output) == (1, f"Error: {said}, not 'garbage'\n")

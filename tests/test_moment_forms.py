@@ -171,10 +171,10 @@ def test_every_command_takes_every_form_and_refuses_the_same_others(indexed, mon
         assert (
             json.loads(json.dumps(_turns(project=None, text=None, since=when, limit=10, logged=set())))["turns"] == []
         )
-    # brain serve's as_of: the request's field, read as brain ask reads --as-of
+    # brain serve's as_of: the request's field, read as brain ask reads --as-of and named as the request names it
     message = {"as_of": when}
     if refused:
-        with pytest.raises(protocol.ProtocolError, match=f"^--as-of takes {re.escape(FORMS)}, not "):
+        with pytest.raises(protocol.ProtocolError, match=f"^as_of takes {re.escape(FORMS)}, not "):
             protocol.past_fields(message)
     else:
         assert protocol.past_fields(message)[0] is not None

@@ -318,8 +318,8 @@ MOMENTS = [
 @pytest.mark.parametrize("spec", ["UTC0", "America/New_York", "Pacific/Kiritimati"])
 def test_a_moment_every_entry_point_refuses_is_the_same_one_line_everywhere(toy_vault, zone, spec):
     """`brain ask --as-of`, `brain note --as-of`, the socket, HTTP and brain mcp's search say the
-    same line of a moment they cannot take (over HTTP with its status), in every zone; none a
-    traceback."""
+    same line of a moment they cannot take (over HTTP with its status), in every zone, each naming
+    it as its caller does (--as-of, as_of); none a traceback."""
     from click.testing import CliRunner
     from serve_helpers import mcp_call
 
@@ -357,5 +357,8 @@ def test_a_moment_every_entry_point_refuses_is_the_same_one_line_everywhere(toy_
         said[moment].append(called.content[0].text)
     for moment, lines in said.items():
         # "now is 13:18" may turn to 13:19 between two entry points: the minute is the clock's
-        same = {re.sub(r"now is \d{4}-\d\d-\d\d \d\d:\d\d", "now is <now>", line) for line in lines}
+        # and the CLI's two name its option, --as-of, where the request and the tool name as_of
+        assert not any(line.startswith("--") for line in lines[2:]), (moment, lines)
+        named = [re.sub(r"^as_of ", "--as-of ", line) for line in lines]
+        same = {re.sub(r"now is \d{4}-\d\d-\d\d \d\d:\d\d", "now is <now>", line) for line in named}
         assert len(same) == 1 and "\n" not in lines[0], (moment, lines)

@@ -256,7 +256,8 @@ def check_request(message: dict[str, Any]) -> None:
 
 def past_fields(message: dict[str, Any], *, world: bool = True) -> tuple[float | None, str | None]:
     """The request's ``as_of`` (Unix time) and ``valid_at`` (an ISO date), read as ``brain ask``
-    reads ``--as-of`` and ``--valid-at``; ``bad_request`` with its line when one cannot be."""
+    reads ``--as-of`` and ``--valid-at``; ``bad_request`` with its line when one cannot be (naming
+    ``as_of``, as the request does: ``brain ask`` reads its options itself, in their words)."""
     from ..errors import ConfigError
 
     moment = day = None
@@ -268,11 +269,11 @@ def past_fields(message: dict[str, Any], *, world: bool = True) -> tuple[float |
         # here: every request is checked (by the client too, in the prompt hook), few ask the past
         from ..moments import parse_world_date, past_moment
 
-        try:
+        try:  # its error names the field as the request does: an MCP tool's caller has no --as-of
             if name == "as_of":
-                moment = past_moment(value, "--as-of")
+                moment = past_moment(value, name)
             else:
-                day = parse_world_date(value, "--valid-at")
+                day = parse_world_date(value, name)
         except ConfigError as exc:
             raise ProtocolError("bad_request", str(exc)) from None
     if not world and message.get("valid_at") is not None:
