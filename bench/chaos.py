@@ -33,7 +33,9 @@ every round (so kills pile up on what the last ones left), the checks:
                          up (timings aside), about the present and `--as-of` moments between rounds
     ledger               every turn (prompt) whose hook exited is in `brain turns` (`brain recalls`)
                          once, a killed hook's, or one its watchdog ended, at most once; none that a
-                         finished `brain prune --ledger --before` dropped; nothing nobody fed
+                         finished `brain prune --ledger --before` dropped; nothing nobody fed (a
+                         hook out of time fed the `<session>:partial:<size>` row hook.log says it
+                         wrote: its turn's own row, as a killed hook's, at most once)
     kept aside           nothing left in brain.db.kept-aside/ (nor in rejected/) but its lock
     processes            no process of the run left but the server (a hook's catch-up: 30 s to end)
     one line             a process stopped by Ctrl-C or SIGTERM prints no traceback
@@ -135,6 +137,7 @@ class State:
     next_note: int = 0
     turns_done: set[str] = field(default_factory=set)  # hooks that exited: the row must be there
     turns_killed: set[str] = field(default_factory=set)  # killed hooks: there at most once
+    turns_partial: set[str] = field(default_factory=set)  # partial rows hooks out of time wrote: may be there
     prompts_done: set[str] = field(default_factory=set)  # prompt hooks that exited: their recalls row is there
     prompts_killed: set[str] = field(default_factory=set)
     prompt_created: dict[str, float] = field(default_factory=dict)
@@ -543,6 +546,33 @@ def hooks_gave_up(state: State) -> set[int]:
     return {int(m) for m in re.findall(r"pid=(\d+) (?:prompt: )?gave up after", text)}  # the Stop and prompt hooks
 
 
+# hook.log's line of a Stop hook that ran out of time reading its turn and wrote what it could
+_PARTIAL = re.compile(
+    r"pid=(\d+) out of time reading .*: (?:recorded a partial row|a partial row kept aside), (\S+)$", re.M
+)
+
+
+def hooks_partial(state: State) -> dict[int, str]:
+    """The pids of Stop hooks that recorded a partial row (or kept one aside), each with its key:
+    ``<session>:partial:<size>`` when the hook had not found the turn's prompt id, else the turn's
+    own (``brain/ledger/hook.py``'s ``partial_row``; the README documents both)."""
+    try:
+        text = (state.home / "logs" / "hook.log").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return {}
+    return {int(pid): key for pid, key in _PARTIAL.findall(text)}
+
+
+def partial_turn(partials: dict[int, str], run: Run, fed: set[str]) -> bool:
+    """Whether ``run``'s hook wrote a partial row under another key than its turn's (its turn's
+    full row may then never come: there at most once, as a killed hook's); its key goes in ``fed``."""
+    key = partials.get(run.proc.pid) if run.turn and not run.turn.startswith("fixture:") else None
+    if key is None:
+        return False
+    fed.add(key)
+    return key != run.turn
+
+
 def play_round(state: State, number: int, sessions: list[str], turn_numbers: dict[str, int]) -> None:
     rng = state.rng
     state.moments.append(time.time())
@@ -585,6 +615,8 @@ def play_round(state: State, number: int, sessions: list[str], turn_numbers: dic
         time.sleep(0.02)
     for r in runs:
         r.proc.wait()
+    partials = hooks_partial(state)  # read once every hook of the round has exited
+    for r in runs:
         if r.stem is not None:
             r.out, r.err = Path(f"{r.stem}.out").read_bytes(), Path(f"{r.stem}.err").read_bytes()
             Path(f"{r.stem}.out").unlink()
@@ -594,6 +626,9 @@ def play_round(state: State, number: int, sessions: list[str], turn_numbers: dic
         gave_up = r.proc.pid in hooks_gave_up(state)  # its watchdog ended it at its budget: said in hook.log
         if r.prompt:
             (state.prompts_killed if r.killed or gave_up else state.prompts_done).add(r.prompt)
+        partial = partial_turn(partials, r, state.turns_partial)
+        if partial:
+            count(state, "hooks out of time: a partial row")
         if gave_up and r.turn and not r.turn.startswith("fixture:"):
             count(state, "hooks out of budget")
             state.turns_killed.add(r.turn)
@@ -614,7 +649,7 @@ def play_round(state: State, number: int, sessions: list[str], turn_numbers: dic
         if r.turn:
             if r.turn.startswith("fixture:"):
                 state.fixtures_fed[r.turn] = True
-            elif r.short:  # out of time before it wrote: the README's "gives up after" the budget
+            elif r.short or partial:  # out of time: it gave up after the budget, or wrote a partial row
                 state.turns_killed.add(r.turn)
             else:
                 state.turns_done.add(r.turn)
@@ -709,10 +744,14 @@ def upgrade_round(state: State, number: int) -> None:
             state.broken.append(f"{where}: {r.name} still running after {SETTLE_TIMEOUT:.0f} s")
             r.proc.kill()
         r.proc.wait()
+    partials = hooks_partial(state)
+    written: set[str] = set()  # the keys of partial rows hooks out of time wrote
+    for r in runs:
         count(state, r.name)
         err = Path(f"{r.stem}.err").read_bytes() if r.stem else b""
+        partial = partial_turn(partials, r, written)
         if r.turn:  # a hook its watchdog ended (a loaded machine) may have lost its turn, as a killed one
-            (killed if r.killed or r.proc.pid in hooks_gave_up(state) else done).add(r.turn)
+            (killed if r.killed or partial or r.proc.pid in hooks_gave_up(state) else done).add(r.turn)
         if not r.killed and r.proc.returncode != 0:
             state.broken.append(
                 f"{where}: {r.name} exited {r.proc.returncode}: {err.decode(errors='replace')[-300:].strip()}"
@@ -733,7 +772,7 @@ def upgrade_round(state: State, number: int) -> None:
         state.broken.append(
             f"{where}: {len(lost)} of {len(done)} turns whose hook exited are not in brain turns: {lost[:3]}"
         )
-    if unknown := sorted(seen.keys() - done - killed):
+    if unknown := sorted(seen.keys() - done - killed - written):
         state.broken.append(f"{where}: turns nobody fed: {unknown[:3]}")
     aside = db.parent / "brain.db.kept-aside"
     expected = {".lock", ".catching-up"} if killed_catch_up else {".lock"}  # a killed one leaves its marker
@@ -951,7 +990,7 @@ def check_ledger(state: State, where: str) -> None:
     if lost:
         state.broken.append(f"{where}: {len(lost)} turns whose hook exited are not in brain turns: {lost[:3]}")
     back = sorted(seen.keys() & pruned)
-    fed = state.turns_done | state.turns_killed
+    fed = state.turns_done | state.turns_killed | state.turns_partial
     unknown = sorted(k for k in seen if k not in fed and not any(k.startswith(s) for s in _fixture_sessions(state)))
     if unknown:
         state.broken.append(f"{where}: turns nobody fed: {unknown[:3]}")
