@@ -391,7 +391,7 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
             "these notes: if this vault was moved from there, `brain index` on a terminal offers to take it over"
         )
     echo(f"model:  {st.model or '(nothing indexed yet)'}" + (f" (dim {st.dim})" if st.dim else ""))
-    echo(f"notes:  {st.notes}   chunks: {st.chunks}")
+    echo(f"notes:  {st.notes}   chunks: {st.chunks}" + _rebuilding_said(server))
     echo(
         f"links:  {st.links['resolved']} resolved, {st.links['dangling']} dangling, "
         f"{st.links['attachment']} to attachments"
@@ -466,6 +466,21 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
             echo(f"  {literal(w['path'])}: {in_column(w['message'])}")
         if not verbose and len(st.warnings) > 5:
             echo("  ... (--verbose lists all)")
+
+
+def _rebuilding_said(server: dict | None) -> str:
+    """What the `notes:` line adds while `brain serve` builds again the index that went from
+    under it (deleted): the line is read from the index, and "0 notes" read as an empty vault."""
+    rebuilding = (server or {}).get("rebuilding")
+    if not isinstance(rebuilding, dict):
+        return ""
+    if rebuilding.get("failed"):
+        return "  (brain serve is rebuilding the index, but its pass failed: see server:)"
+    from .server.protocol import rebuild_far
+
+    embedded, of_about = rebuilding.get("embedded"), rebuilding.get("of_about")
+    far = rebuild_far(embedded, of_about) if isinstance(embedded, int) and isinstance(of_about, int) else "under way"
+    return f"  (brain serve is rebuilding the index: {far})"
 
 
 def _ledger_line(turns: int, last: str | None) -> str:

@@ -6,16 +6,19 @@ The vault is only read."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
 import threading
 from pathlib import Path
 
+from click.testing import CliRunner
 from index_helpers import index_into
 from serve_helpers import request, served, wait_until
 
 from brain import config
+from brain.cli import cli
 from brain.errors import BrainError
 from brain.server import service as service_module
 
@@ -118,3 +121,31 @@ def test_a_rebuild_whose_pass_fails_says_why_not_to_ask_again_later(toy_vault, m
         reply = request(daemon, "ask", query=QUESTION, modes=["hybrid"], wait=15)
         message = reply["error"]["message"]
         assert "rebuilding it" in message and "the disk is full" in message and "ask again" not in message, message
+
+
+def test_brain_status_says_the_server_is_rebuilding_not_that_the_vault_is_empty(toy_vault, monkeypatch):
+    # `brain status` reads its notes line from the index: "notes: 0" while the server rebuilt it
+    monkeypatch.setattr(service_module, "PROBE_EVERY", 0.1)
+    with served(toy_vault, rescan_seconds=3600) as daemon:
+        service = daemon.service
+        chunks = service.status()["index"]["chunks"]
+        release, begun = _held(service, monkeypatch)
+        shutil.rmtree(config.index_dir(toy_vault))
+        try:
+            wait_until(begun.is_set, 30, "a pass begun for the deleted index")
+            result = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)])
+            assert result.exit_code == 0, result.output
+            line = next(line for line in result.output.splitlines() if line.startswith("notes:"))
+            assert f"(brain serve is rebuilding the index: 0 of about {chunks} chunks embedded)" in line, line
+            result = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault), "--json"])
+            assert result.exit_code == 0, result.output
+            rebuilding = json.loads(result.output)["server"]["rebuilding"]
+            assert rebuilding["embedded"] == 0 and rebuilding["of_about"] == chunks, rebuilding
+            assert rebuilding["failed"] is False and "deleted" in rebuilding["why"], rebuilding
+        finally:
+            release.set()
+        wait_until(lambda: service.rebuilding is None and not service.watcher.busy, 60, "the index rebuilt")
+        result = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault), "--json"])
+        assert json.loads(result.output)["server"]["rebuilding"] is None
+        result = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)])
+        assert "rebuilding" not in result.output, result.output

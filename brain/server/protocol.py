@@ -340,6 +340,12 @@ def _int_field(message: dict[str, Any], name: str, low: int, high: int) -> None:
         raise ProtocolError("bad_request", f"{name}: a whole number from {low} to {high}")
 
 
+def rebuild_far(embedded: int, of_about: int) -> str:
+    """How far the server's rebuild of a lost index is (status's ``rebuilding``), as every
+    question and `brain status` say it."""
+    return f"{embedded:,} of about {of_about:,} chunks embedded" if of_about else f"{embedded:,} chunks embedded"
+
+
 # ----- recall results on the wire -------------------------------------------------------------
 
 

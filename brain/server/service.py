@@ -573,15 +573,25 @@ class Service:
         self.unindexed = (max(1, notes), why)
         self.watcher.pass_now()
 
-    def rebuilt_so_far(self) -> str | None:
-        """What a question is told while ``rebuilding``, with how far the pass is, in one line."""
+    def rebuild_progress(self) -> dict[str, Any] | None:
+        """How far the pass rebuilding a lost index is (``rebuilding``): why, the chunks embedded
+        since it began, about how many the lost index held, and whether its pass failed (a full
+        disk: the next change or rescan tries again); None while none is rebuilt."""
         rebuilding = self.rebuilding
         if rebuilding is None:
             return None
         why, began, chunks = rebuilding
-        done = self.embedder.embedded - began
-        far = f"{done:,} of about {chunks:,} chunks embedded" if chunks else f"{done:,} chunks embedded"
-        if self.indexing.failures > 1 and not self.watcher.busy:  # the first is ``_rebuild``'s own
+        failed = self.indexing.failures > 1 and not self.watcher.busy  # the first is ``_rebuild``'s own
+        return {"why": why, "embedded": self.embedder.embedded - began, "of_about": chunks, "failed": failed}
+
+    def rebuilt_so_far(self) -> str | None:
+        """What a question is told while ``rebuilding``, with how far the pass is, in one line."""
+        progress = self.rebuild_progress()
+        if progress is None:
+            return None
+        why = progress["why"]
+        far = protocol.rebuild_far(progress["embedded"], progress["of_about"])
+        if progress["failed"]:
             # the pass failed (a full disk): not "once it is done", which would be never
             return f"{why}, but its pass failed ({self.indexing.why}); the next change or rescan tries again"
         return f"{why} ({far}); ask again once it is done"
@@ -1159,6 +1169,9 @@ class Service:
                 "no_events": watcher.no_events,
             },
             "last_update": self.last_update,
+            # the index went from under the server and a pass builds it again: `brain status`'s
+            # notes line (read from the index, 0 meanwhile) says so, not that the vault is empty
+            "rebuilding": self.rebuild_progress(),
             # passes failing in a row (a read-only index folder, a full disk), else the idle check
             # failing in a row (what picks up another process's `brain index`): None once it works
             "indexing_failing": _failing(
