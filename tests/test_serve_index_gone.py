@@ -149,3 +149,19 @@ def test_brain_status_says_the_server_is_rebuilding_not_that_the_vault_is_empty(
         assert json.loads(result.output)["server"]["rebuilding"] is None
         result = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)])
         assert "rebuilding" not in result.output, result.output
+
+
+def test_a_server_that_does_not_watch_rebuilds_a_deleted_index_at_once(toy_vault, monkeypatch):
+    # with no watch the watching thread only idles: pass_now's pass is the one it runs, no rescan
+    monkeypatch.setattr(service_module, "PROBE_EVERY", 0.1)
+    with served(toy_vault, watch=False, rescan_seconds=3600) as daemon:
+        service = daemon.service
+        notes, passes = service.status()["index"]["notes"], service.watcher.passes
+        directory = config.index_dir(toy_vault)
+        shutil.rmtree(directory)
+        wait_until(lambda: service.watcher.passes > passes, 30, "a pass begun for the deleted index")
+        wait_until(lambda: service.rebuilding is None and not service.watcher.busy, 60, "the index rebuilt")
+        assert (directory / "index.db").exists()
+        assert service.status()["index"]["notes"] == notes
+        reply = request(daemon, "ask", query=QUESTION, modes=["hybrid"], wait=15)
+        assert reply["ok"] is True and reply["result"]["results"], reply
