@@ -2054,6 +2054,27 @@ def test_each_moment_argument_names_the_words_it_takes_in_english_and_russian(to
         window_start(word)
 
 
+def test_history_s_description_names_the_status_of_a_link_with_no_note_at_its_end(toy_vault):
+    """`brain history --json` (and so the history tool) gives each link and backlink a `status`:
+    dangling or attachment, null to a note; the tool's text named the other keys, not that one."""
+    from mcp import Client
+
+    from brain.mcp.backend import Backend
+    from brain.mcp.server import build_server
+
+    backend = Backend(toy_vault.resolve(), embedder=FakeEmbedder(), use_server=False, watch=False)
+
+    async def go():
+        async with Client(build_server(toy_vault.resolve(), backend)) as session:
+            return (await session.list_tools()).tools
+
+    try:
+        said = next(tool.description for tool in asyncio.run(go()) if tool.name == "history")
+    finally:
+        backend.close()
+    assert all(word in said for word in ("`status`", "dangling", "attachment")), said
+
+
 def test_install_dry_run_prints_a_config_name_with_a_line_break_on_one_line(toy_vault, tmp_path):
     # "would write to PATH:" printed the --config name raw: its line break split the line, and
     # the JSON after it no longer began on the second line

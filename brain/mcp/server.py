@@ -209,8 +209,9 @@ The life of one note as brain saw it: its `versions`, newest last (each with `re
 `ended`: changed, renamed, deleted, unreadable (the file denied to brain); `changes`: what changed against the version before, lines
 added and removed and the sections and frontmatter keys touched), the `links` it gained and lost
 and when, the `backlinks` other notes gained and lost to it (each names the other note's
-`note_id`; `now`: its path today, null once it was deleted, when `ended` and `ended_at` say how
-and when; `other_at_path`: the id of a different note at that path now), and the supersession chain
+`note_id`; `status`: dangling (a note not written yet) or attachment (a file that is no note)
+when no note is at the other end, null for a note; `now`: its path today, null once it was
+deleted, when `ended` and `ended_at` say how and when; `other_at_path`: the id of a different note at that path now), and the supersession chain
 (`replaces`, `replaced_by`). Use it for "when did this note change?", "what was decided before
 the revision?", "when did it stop linking to X?"; then read a version with
 get_note(note, as_of=its recorded_from). Name the note by path, title or alias; a deleted note
