@@ -121,6 +121,9 @@ def test_a_rebuild_whose_pass_fails_says_why_not_to_ask_again_later(toy_vault, m
         reply = request(daemon, "ask", query=QUESTION, modes=["hybrid"], wait=15)
         message = reply["error"]["message"]
         assert "rebuilding it" in message and "the disk is full" in message and "ask again" not in message, message
+        result = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)])
+        line = next(line for line in result.output.splitlines() if line.startswith("notes:"))
+        assert "(brain serve is rebuilding the index, but its pass failed: see server:)" in line, line
 
 
 def test_brain_status_says_the_server_is_rebuilding_not_that_the_vault_is_empty(toy_vault, monkeypatch):
