@@ -56,10 +56,16 @@ def test_clients_that_connect_and_say_nothing_do_not_keep_another_out(toy_vault,
     monkeypatch.setattr(daemon_module, "CLIENT_TIMEOUT", 600.0)
     _index(toy_vault)
     with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
-        idle = [_connect(daemon.socket_path) for _ in range(20)]
+        connections = daemon.connections  # each taken in is open, or closed for a later one
+        idle: list[socket.socket] = []
         try:
-            connections = daemon.connections  # each taken in is open, or closed for a later one
-            wait_until(lambda: connections.closed + len(connections._open) >= 20, 10, "all 20 taken in")
+            # one at a time, each taken in before the next connects: the server's "oldest" is the
+            # first its thread took in, and connected all at once a loaded machine's threads took
+            # them in out of order (idle[0] among the last, left open: the check below failed)
+            for number in range(1, 21):
+                idle.append(_connect(daemon.socket_path))
+                taken = lambda n=number: connections.closed + len(connections._open) >= n
+                wait_until(taken, 120, f"idle connection {number} taken in")
             assert request(daemon, "ping")["ok"] is True
             assert request(daemon, "ask", query="agent memory", modes=["hybrid+ppr"], settings={"k": 3})["ok"] is True
             status, reply = _post(daemon, protocol.encode(protocol.request("ping", str(daemon.root))))
