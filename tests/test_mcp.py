@@ -820,7 +820,13 @@ def _send(process: subprocess.Popen, message: dict | str) -> None:
 def _answer(process: subprocess.Popen, timeout: float = 120) -> dict:
     ready, _, _ = select.select([process.stdout], [], [], timeout)
     assert ready, f"no answer within {timeout} s"
-    return json.loads(process.stdout.readline())
+    line = process.stdout.readline()
+    if not line:  # its stdout ended: its exit code (-9: killed) and stderr, not a JSON decode error of ''
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(60)
+        stderr = process.stderr.read().decode(errors="replace") if process.poll() is not None else "(still running)"
+        pytest.fail(f"brain mcp closed its stdout without an answer (exit {process.poll()}): {stderr[-3000:]}")
+    return json.loads(line)
 
 
 @pytest.mark.slow
