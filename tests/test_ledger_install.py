@@ -816,6 +816,26 @@ def test_comments_and_trailing_commas_are_named_and_the_file_left_alone(tmp_path
     assert path.read_text() == text and not _backups(path)
 
 
+@pytest.mark.parametrize(
+    "text, comma, kind",
+    [('{\n  "model": "opus",\n}\n', 19, "object"), ('{"permissions": {"allow": ["Bash(ls:*)",]}}', 39, "array")],
+)
+def test_a_trailing_comma_is_named_where_python_3_13_reports_it(tmp_path, monkeypatch, text, comma, kind):
+    # Python 3.13's json says "Illegal trailing comma before end of object" at the comma itself
+    # (3.11: "Expecting property name" at the brace after it): the hint looked at the brace only
+    # and said nothing there. 3.13's decoder, as it fails, on the 3.11 CI runs.
+    def as_3_13(doc: str, **_: object) -> object:
+        raise json.JSONDecodeError(f"Illegal trailing comma before end of {kind}", doc, comma)
+
+    monkeypatch.setattr(setup.json, "loads", as_3_13)
+    path = tmp_path / "settings.json"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as refused:
+        setup.install(path, CMD)
+    assert "a comma before the end there, and JSON allows none; fix it" in str(refused.value)
+    assert path.read_text() == text and not _backups(path)
+
+
 # ----- uninstall gives back what the user had -------------------------------------------------
 
 OTHER_TOOLS = (

@@ -309,7 +309,10 @@ def _jsonc_hint(text: str, exc: ValueError) -> str:
         return ""
     if text[pos] == "/" and text[pos : pos + 2] in ("//", "/*"):
         return ": a comment there, and JSON allows none"
-    if text[pos] in "}]" and text[:pos].rstrip().endswith(","):
+    # Found by the comma itself: 3.11 reports the brace after it, 3.13 the comma (another message).
+    if (text[pos] in "}]" and text[:pos].rstrip().endswith(",")) or (
+        text[pos] == "," and text[pos + 1 :].lstrip()[:1] in ("}", "]")
+    ):
         return ": a comma before the end there, and JSON allows none"
     return ""
 
