@@ -104,13 +104,28 @@ def vault_path(vault: str | os.PathLike[str] | None) -> Path:
     name = "--vault" if vault not in (None, "") else "BRAIN_VAULT"
     path = config.user_path(name, os.fspath(value))
     try:
-        return path.resolve()
-    except (RuntimeError, OSError) as exc:  # a symlink loop: RuntimeError until Python 3.13, then OSError
-        if isinstance(exc, OSError) and exc.errno != errno.ELOOP:
+        resolved = path.resolve()
+    except RuntimeError:  # a symlink loop until Python 3.13 ("Symlink loop from ...")
+        resolved = None
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
             raise  # a working directory deleted: the CLI's own line says so
+        resolved = None
+    # 3.13's resolve gives a loop back unresolved, without a word: the stat finds it, on every version.
+    if resolved is None or _a_symlink_loop(resolved):
         raise ConfigError(
-            f"{name} must lead to a folder, and {quoted(os.fspath(value))} cannot be followed ({exc})"
-        ) from None
+            f"{name} must lead to a folder, and {quoted(os.fspath(value))} cannot be followed: "
+            "its symlinks lead round in a loop"
+        )
+    return resolved
+
+
+def _a_symlink_loop(path: Path) -> bool:
+    try:
+        os.stat(path)
+    except OSError as exc:  # missing (a vault moved away) is not a loop: its path is still wanted
+        return exc.errno == errno.ELOOP
+    return False
 
 
 def max_note_bytes() -> int:

@@ -216,18 +216,23 @@ def test_a_vault_in_the_home_of_no_user_is_one_line(monkeypatch, tmp_path, args,
 
 
 @pytest.mark.parametrize("how", ["--vault", "BRAIN_VAULT"])
-def test_a_vault_that_is_a_symlink_loop_is_one_line(monkeypatch, tmp_path, how):
+@pytest.mark.parametrize("python", ["3.11", "3.13"])
+def test_a_vault_that_is_a_symlink_loop_is_one_line(monkeypatch, tmp_path, how, python):
     # pathlib's resolve raised RuntimeError("Symlink loop from ...") on Python 3.11: a traceback.
+    # Then its repr ended the line, and 3.13's resolve raises nothing: it gives the loop back as it
+    # is (simulated here), and `brain status` went on to another message. Brain's words, on both.
+    if python == "3.13":
+        monkeypatch.setattr(Path, "resolve", lambda self, strict=False: Path(os.path.abspath(self)))
     (tmp_path / "a").symlink_to(tmp_path / "b")
     (tmp_path / "b").symlink_to(tmp_path / "a")
     if how == "BRAIN_VAULT":
         monkeypatch.setenv("BRAIN_VAULT", str(tmp_path / "a"))
     result = CliRunner().invoke(cli, ["status", *(["--vault", str(tmp_path / "a")] if how == "--vault" else [])])
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
-    assert result.output.startswith(
-        f"Error: {how} must lead to a folder, and {str(tmp_path / 'a')!r} cannot be followed"
+    assert result.output == (
+        f"Error: {how} must lead to a folder, and {str(tmp_path / 'a')!r} cannot be followed: "
+        "its symlinks lead round in a loop\n"
     )
-    assert result.output.count("\n") == 1, result.output
 
 
 def test_a_vault_not_found_names_brain_vault_and_the_file_setting_it(monkeypatch, tmp_path):
