@@ -942,14 +942,20 @@ def test_a_deleted_working_directory_is_one_line_not_a_traceback(tmp_path):
         "BRAIN_RERANK_MODEL": "none",
     }
     script = str(TESTS / "brain_with_fakes.py")
-    code = (
-        f"import os, runpy; os.mkdir({str(gone)!r}); os.chdir({str(gone)!r}); os.rmdir({str(gone)!r});"
-        f" runpy.run_path({script!r}, run_name='__main__')"
+    # A script file, as the `brain` command is, not `python -c`: Python 3.13.0-3.13.2 answer any
+    # missing module attribute with SystemError when sys.path[0] is "" (-c's) and the working
+    # directory is gone (CPython gh-130932), and numpy's import asks for some: a traceback before
+    # brain ran. The `brain` command's sys.path[0] is its bin folder: it never met that bug.
+    runner = tmp_path / "in_a_deleted_folder.py"
+    runner.write_text(
+        f"import os, runpy\nos.mkdir({str(gone)!r})\nos.chdir({str(gone)!r})\nos.rmdir({str(gone)!r})\n"
+        f"runpy.run_path({script!r}, run_name='__main__')\n",
+        encoding="utf-8",
     )
 
     def brain(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run(
-            [sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=120, check=False
+            [sys.executable, str(runner), *args], env=env, capture_output=True, text=True, timeout=120, check=False
         )
 
     relative = brain("index", "--vault", ".")
