@@ -1972,7 +1972,7 @@ def test_a_stopped_server_leaves_its_names_and_graph_for_the_next_start(toy_vaul
     caplog.set_level(logging.INFO, logger="brain")
     with served(toy_vault) as daemon:
         said = [r.getMessage() for r in caplog.records if "from the last run" in r.getMessage()]
-        assert said and said[0].endswith("names, name index, link graph"), said
+        assert said and said[0].endswith("names, name index, folder index, link graph"), said
         assert daemon.service._snapshot.recaller.link_graph().edges == graph_edges
     assert kept.stat().st_mtime_ns == written  # the same state: not written again
 
