@@ -164,9 +164,11 @@ def test_note_as_of_a_moment_that_cannot_be_answered_is_brain_ask_as_ofs_line(ed
     assert _NOW_IS.sub("then", out.stderr) == _NOW_IS.sub("then", asked.stderr)
     note = mcp_call(vault, "get_note", {"note": "Home", "as_of": moment})
     if kind != "blank":  # MCP refuses a blank field in its own words, before reading it
-        assert note.is_error and _NOW_IS.sub("then", _mcp_text(note)) == _NOW_IS.sub(
-            "then", out.stderr.strip().removeprefix("Error: ")
-        )
+        said = out.stderr.strip().removeprefix("Error: ")
+        # the same line, naming the tool's argument as_of where the CLI names its option --as-of
+        if said.startswith("--as-of "):
+            said = "as_of " + said.removeprefix("--as-of ")
+        assert note.is_error and _NOW_IS.sub("then", _mcp_text(note)) == _NOW_IS.sub("then", said)
 
 
 def test_note_as_of_over_an_index_from_before_history_says_its_text_then_was_not_kept(tmp_path):
