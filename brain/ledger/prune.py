@@ -283,7 +283,7 @@ def _text_bound(before: float) -> str | None:
 def _utc_ms(moment: float) -> str | None:
     """``moment`` as ``utc_now`` writes a time (ISO 8601 UTC, milliseconds); None out of range."""
     try:
-        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(moment)) + f".{int(moment % 1 * 1000):03d}Z"
+        return utc_now(moment)
     except (OverflowError, OSError, ValueError):
         return None
 

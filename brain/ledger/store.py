@@ -90,9 +90,10 @@ def recorded_before(column: str) -> str:
     return f"{column} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' AND julianday({column}) < :cutoff"
 
 
-def utc_now() -> str:
-    """Now as ISO 8601 UTC with milliseconds, the format of transcript timestamps."""
-    now = time.time()
+def utc_now(moment: float | None = None) -> str:
+    """Now (or ``moment``, Unix time) as ISO 8601 UTC with milliseconds, the format of transcript
+    timestamps."""
+    now = time.time() if moment is None else moment
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1000):03d}Z"
 
 
