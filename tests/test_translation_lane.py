@@ -23,7 +23,11 @@ def bestiary(tmp_path):
     write(root, "Ogre Minion.md", "## Ogre Minion\n\nA brute of a mook: it hits hard.\n")
     write(root, "Goblin Minion.md", "## Goblin Minion\n\nA sneaky mook of the goblin mob.\n")
     write(root, "Skeleton Minion.md", "## Skeleton Minion\n\nBones held by spite; a mook again.\n")
-    write(root, "Mooks.md", "## Mooks\n\nEvery mook in a mob shares a single pool: what the first cannot absorb passes on.\n")
+    write(
+        root,
+        "Mooks.md",
+        "## Mooks\n\nEvery mook in a mob shares a single pool: what the first cannot absorb passes on.\n",
+    )
     words = "fire frost acid thunder poison psychic holy force storm stone shadow light blood bone ash iron"
     for i, word in enumerate(words.split()):  # a pair's word is a translation where it is rare elsewhere
         write(root, f"Spells/{word.title()} Bolt.md", f"## {word.title()} Bolt\n\nA {word} spell, number {i}.\n")
