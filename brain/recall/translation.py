@@ -40,6 +40,8 @@ MAX_PAIRS = 200  # pairs read per query word: a word in a thousand headings says
 MIN_PAIRS = 2  # a query word in fewer pairs is translated by one note's words: no evidence
 MIN_SUPPORT = 3  # ... and an offered word is in at least this many of its pairs' targets
 MIN_LIFT = 4.0  # ... and at least this much likelier there than in the vault's text at large
+MIN_SHARE = 0.0  # ... and held by at least this share of q's pairs' targets
+LINK_PAIRS = True  # pairs from the lines around links, beside those from headings
 PER_WORD = 2  # words offered per query word
 MAX_OFFERED = 8  # words offered per query
 LINE_CHARS = 300  # a link's line longer than this is cut to this much around the link
@@ -65,7 +67,7 @@ def _words(text: str) -> list[str]:
 class TranslationModel:
     pairs: dict[str, list[int]]  # source word → target chunk ids, one per pair
     background: dict[str, float]  # word → the share of pairs whose target holds it
-    texts: dict[int, str]  # chunk id → its text (the targets only)
+    words: dict[int, frozenset[str]]  # chunk id → its text's words (the targets only)
 
     @classmethod
     def from_store(cls, store: IndexStore) -> TranslationModel:
@@ -77,8 +79,8 @@ class TranslationModel:
             first.setdefault(row.note_id, chunk_id)
             for word in set(_words(f"{row.title} {row.heading}")):
                 pairs[word].append(chunk_id)
-        resolved = store.written_link_targets(sorted(first))
-        for chunk_id in sorted(rows):
+        resolved = store.written_link_targets(sorted(first)) if LINK_PAIRS else {}
+        for chunk_id in sorted(rows) if LINK_PAIRS else ():
             row = rows[chunk_id]
             for line in row.text.splitlines():
                 if "[[" not in line and "](" not in line:
@@ -95,16 +97,13 @@ class TranslationModel:
         # The background is the pairs' own targets, as often as pairs point at them: a note linked
         # from everywhere (a class, an index) is in any word's pairs, and its words are no translation.
         targeted = Counter(chunk_id for ids in pairs.values() for chunk_id in ids)
+        words = {chunk_id: frozenset(_words(rows[chunk_id].text)) for chunk_id in targeted}
         counts: Counter[str] = Counter()
         for chunk_id, n in targeted.items():
-            for word in set(_words(rows[chunk_id].text)):
+            for word in words[chunk_id]:
                 counts[word] += n
         total = sum(targeted.values()) or 1
-        return cls(
-            dict(pairs),
-            {w: n / total for w, n in counts.items()},
-            {chunk_id: rows[chunk_id].text for chunk_id in targeted},
-        )
+        return cls(dict(pairs), {w: n / total for w, n in counts.items()}, words)
 
     def offered(self, terms: Sequence[str]) -> list[str]:
         """The words the query's ``terms`` translate into, most telling first."""
@@ -118,12 +117,12 @@ class TranslationModel:
                 ids = ids[:: math.ceil(len(ids) / MAX_PAIRS)]
             support: Counter[str] = Counter()
             for chunk_id in ids:
-                support.update(set(_words(self.texts.get(chunk_id, ""))))
+                support.update(self.words.get(chunk_id, ()))
             best: list[tuple[float, str]] = []
             for word, held in support.items():
                 p = held / len(ids)
                 background = self.background.get(word, 0.0)
-                if word in asked or held < MIN_SUPPORT or not background:
+                if word in asked or held < MIN_SUPPORT or p < MIN_SHARE or not background:
                     continue
                 lift = p / background
                 if lift >= MIN_LIFT:
