@@ -320,11 +320,6 @@ class PastIndex(IndexStore):
     def chunk_count(self) -> int:
         return self.base.chunk_count() + len(self._past_chunks)
 
-    def chunk_ids(self) -> list[int]:
-        """Every chunk id of the slice: the present's of its current notes, then its past ones (offset)."""
-        current = self.base.chunk_note_ids(self.base.chunk_ids())
-        return [c for c, n in current.items() if n in self._current] + [PAST + c for c in sorted(self._past_chunks)]
-
     def fts_row_count(self) -> int:
         return self.base.fts_row_count() + len(self._past_chunks)
 

@@ -48,7 +48,6 @@ from . import graph as graph_stage
 from . import lexical as lexical_stage
 from . import names as names_stage
 from . import ppr as ppr_stage
-from . import translation as translation_stage
 from .gate import Holders, entity_gate, name_table
 from .live import live_hits
 from .past import PastIndex
@@ -99,7 +98,6 @@ EXTRA_LANES = {
     "anchor_dense": ExtraLane(("ppr",), LANE_FAILURES, "graph"),
     "anchor_lex": ExtraLane(("ppr",), LANE_FAILURES, "graph"),
     "bridge": ExtraLane(("lexical", "ppr"), LANE_FAILURES, "graph"),
-    "translation": ExtraLane(("lexical",), LANE_FAILURES, "lexical"),
 }
 
 
@@ -164,7 +162,6 @@ class Recaller:
         self._holders: Holders | None = None  # built and taken over with the names
         self._kept_name_index: bytes | None = None  # the name index kept on disk, not read yet (carry.Built)
         self._name_index: names_stage.NameIndex | None = None
-        self._translation: translation_stage.TranslationModel | None = None
         self._link_graph: ppr_stage.LinkGraph | None = None
         # The link graph without the links of the notes whose file is gone (Recaller.gone), made
         # for that set and that graph: (the graph, the gone notes, the graph without their links).
@@ -1059,18 +1056,6 @@ class Recaller:
                 tuple(settings.lexical_weights),
                 passages=state.anchor_passages,
                 gone=self.gone,
-            )
-        if name == "translation":
-            if self._translation is None:  # every chunk read once, at the first query that asks for the lane
-                self._translation = translation_stage.TranslationModel.from_store(self.store)
-            return translation_stage.translation_search(
-                self.store,
-                self._translation,
-                state.query,
-                state.anchor_passages or [],
-                depth,
-                tuple(settings.lexical_weights),
-                settings.translation_share,
             )
         raise ValueError(f"no lane named {name!r}")
 

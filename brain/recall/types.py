@@ -107,7 +107,6 @@ DEFAULT_BRIDGE_MIN_WORDS = 12
 # cosines what is left finds cost vaultofknowledge 0.005). 0.06 to 0.12 all lifted or kept every
 # set; 0.06 less evenly (vaultofknowledge level, 2 queries up and 2 down).
 DEFAULT_BRIDGE_MARGIN = 0.08
-DEFAULT_TRANSLATION_SHARE = 0.5
 DEFAULT_ANCHOR_HUB = 30  # outgoing links above which a note counts as an index/hub note (anchor lanes)
 # PageRank restarts from no such note (unless only hubs matched): an index note spreads the walk
 # over everything it lists. Measured at stop 27 with 20, 30, 50 and 100 links: none lost a
@@ -238,9 +237,6 @@ class RecallSettings:
     # ... and a title written as a site ("Linear.app", "Shortcut.com") answering to its name
     # without the domain (names.SITE_DOMAINS), never whole so.
     names_site_domains: bool = True
-    # The translation lane (translation.py, off while its weight is 0): a chunk's BM25 for the
-    # words the query translates into counts this share of its BM25 for the query's own.
-    translation_share: float = DEFAULT_TRANSLATION_SHARE
 
 
 @dataclass
