@@ -146,3 +146,23 @@ def test_m039_leaves_a_unicode61_index_as_it_was(tmp_path, closing):
     assert "m039_past_search_in_the_index_s_tokenizer" in INDEX_MIGRATIONS.applied(store.conn)
     assert [tuple(r) for r in store.conn.execute("SELECT id, block FROM chunk_history_fts_data ORDER BY id")] == held
     assert _finds_by_a_word(root, moment, closing)
+
+
+def test_as_of_expands_a_two_character_cjk_query_by_the_past_s_words(tmp_path, monkeypatch, closing):
+    """Under trigram a two-character CJK query ("長城") is too short for a trigram: it stands for
+    the indexed trigrams it begins ("長城是", …). A note deleted since holds them only in the past:
+    `--as-of` took them from the present's words alone and its lexical lane found nothing."""
+    monkeypatch.setenv("BRAIN_FTS_TOKENIZER", "trigram")
+    root = tmp_path / "vault"
+    write(root, "Wall.md", "# 城牆\n\n長城是中國古代的軍事防禦工程。\n")
+    write(root, "Other.md", "# 花園\n\n花園裡的玫瑰開了。\n")
+    index_vault(root, progress=False)
+    moment = time.time()
+    time.sleep(0.01)
+    (root / "Wall.md").unlink()
+    index_vault(root, progress=False)
+    view = closing(open_recaller(root, update=False, rerank_model=None, as_of=moment))
+    top = view.ask("長城", "hybrid").results[0]
+    assert (top.path, "lexical" in top.sources) == ("Wall.md", True)
+    # the present holds no word beginning 長城: the past's are what the query stood for
+    assert closing(open_store(root)).vocabulary_with_prefix("長城", 8) == []

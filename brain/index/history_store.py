@@ -1168,6 +1168,19 @@ class HistoryStore:
         finally:
             cursor.close()
 
+    def history_vocabulary_with_prefix(self, prefix: str, limit: int) -> list[str]:
+        """Terms of the past chunks' index (of every moment) that begin with ``prefix``, the most
+        widespread first (``vocabulary_with_prefix``'s, over chunk_history_fts)."""
+        self.conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunk_history_vocab"
+            " USING fts5vocab(main, 'chunk_history_fts', 'row')"
+        )
+        rows = self.conn.execute(
+            "SELECT term FROM temp.chunk_history_vocab WHERE term > ? AND term < ? ORDER BY doc DESC LIMIT ?",
+            (prefix, prefix + "\U0010ffff", limit),
+        )
+        return [r[0] for r in rows]
+
     def any_settled_edge(self) -> bool:
         """Whether the link history holds an edge that was resolved, or found dangling (a first
         build has none yet: every edge awaits resolution)."""

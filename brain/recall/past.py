@@ -49,6 +49,7 @@ log = logging.getLogger("brain")
 PAST = 1 << 40  # past chunk ids are offset by this in a slice (chunks' own ids never get near it)
 _READ = 5000
 _PAST_HITS = 2  # past chunks rescored per result wanted (picked by the past table's own BM25 first)
+_PAST_WORDS = 4  # past terms counted in the slice per term a prefix stands for (the past table's of every moment)
 # From this share of the present's notes reading the present's chunks in a slice, the dense lane
 # searches the present's FAISS index (the rest of its hits dropped) rather than a copy of the slice.
 SHARED_FROM = 0.5
@@ -314,8 +315,24 @@ class PastIndex(IndexStore):
         return self.base.fts_tokenizer()
 
     def vocabulary_with_prefix(self, prefix: str, limit: int) -> list[str]:
-        """The present's vocabulary stands in for the past's (only CJK queries ask, with trigram)."""
-        return self.base.vocabulary_with_prefix(prefix, limit)
+        """Terms that begin with ``prefix`` (only CJK queries ask, with trigram), the most widespread
+        in the slice first: the present's, and those the slice's past chunks hold. The present's
+        alone stood in for them: a word of a note deleted or changed since was none, and "長城"
+        asked as of when a note on it existed found nothing by its words."""
+        present = self.base.vocabulary_with_prefix(prefix, limit)
+        if not self._past_chunks:
+            return present
+        past = [t for t in self.base.history_vocabulary_with_prefix(prefix, _PAST_WORDS * limit) if t not in present]
+        if not past:
+            return present
+        terms = present + past
+        # the present table's count and the slice's past chunks holding it (a ranking: not the
+        # title-exact ``_past_holding``, which reads and splits every later chunk holding a term)
+        counts = self.base.term_chunk_counts(terms)
+        for term in terms:
+            counts[term] += sum(c in self._past_chunks for c in self.base.history_term_chunk_ids(term))
+        ranked = sorted(terms, key=lambda term: -counts[term])  # stable: the present's order among equals
+        return [term for term in ranked if counts[term]][:limit]
 
     def chunk_count(self) -> int:
         return self.base.chunk_count() + len(self._past_chunks)
