@@ -19,6 +19,7 @@ from brain import config
 from brain.cli import cli
 from brain.index.indexer import index_vault
 from brain.index.schema import FTS_TOKENIZERS, INDEX_MIGRATIONS, remake_past_fts
+from brain.index.store import IndexStore
 from brain.recall.opening import open_recaller
 
 BEFORE = "# Launch\n\nThe rocket launched at dawn from the pad by 長城是中國的.\n"
@@ -166,3 +167,33 @@ def test_as_of_expands_a_two_character_cjk_query_by_the_past_s_words(tmp_path, m
     assert (top.path, "lexical" in top.sources) == ("Wall.md", True)
     # the present holds no word beginning 長城: the past's are what the query stood for
     assert closing(open_store(root)).vocabulary_with_prefix("長城", 8) == []
+
+
+def test_a_rebuild_to_trigram_indexes_each_carried_past_chunk_once(tmp_path, monkeypatch, closing):
+    """The carried past chunks were indexed as they came in (unicode61's table, the new index's
+    own until it took the setting) and then again in trigram's: each FTS5 document written twice;
+    one whose searched form differs (full-width "ＳＱＬｉｔｅ" is "SQLite" to the index) a third time."""
+    root = tmp_path / "vault"
+    _edited(root)
+    for text in ("Moved to the ＳＱＬｉｔｅ pad.", "Rescheduled for Friday."):
+        write(root, "Launch.md", f"# Launch\n\n{text}\n")
+        index_vault(root, progress=False)
+    monkeypatch.setenv("BRAIN_FTS_TOKENIZER", "trigram")
+    written: list[str] = []
+    carry = IndexStore.carry_history_from
+
+    def traced(self: IndexStore, old) -> None:
+        self.conn.set_trace_callback(written.append)  # the rebuild's store: carry, then the run
+        carry(self, old)
+
+    monkeypatch.setattr(IndexStore, "carry_history_from", traced)
+    result = CliRunner().invoke(cli, ["index", "--vault", str(root), "--rebuild", "--keep-history", "-q"])
+    assert result.exit_code == 0, result.output
+    store = closing(open_store(root))
+    past = store.conn.execute("SELECT count(*) FROM chunk_history").fetchone()[0]
+    assert past >= 3
+    assert store.conn.execute("SELECT count(*) FROM chunk_history WHERE search_text LIKE '%SQLite%'").fetchone()[0] == 1
+    documents = [s for s in written if "'chunk_history_fts_docsize'" in s and s.startswith("-- REPLACE")]
+    assert len(documents) == past
+    assert store.conn.execute("SELECT count(*) FROM chunk_history_fts_docsize").fetchone()[0] == past
+    assert _past_tokenizer(store.conn) == "trigram"

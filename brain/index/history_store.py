@@ -37,8 +37,8 @@ from .schema import (
     pack_ids,
     past_chunk_key,
     past_chunk_variant_key,
-    search_past_chunks,
     searched,
+    searched_if_any,
     unpack_ids,
 )
 from .version_text import (
@@ -876,10 +876,14 @@ class HistoryStore:
                             (past_text(self.conn, note_id, data) if data is not None else None, version_id),
                         )
                 self.conn.execute(f"INSERT INTO link_history ({_EDGE_COPY}) SELECT {_EDGE_COPY} FROM old.link_history")
+                # Their searched form made by this brain as they come in: set after, each chunk it
+                # changed was indexed in chunk_history_fts again (vaultofknowledge: 111 of 6,588).
+                self.conn.create_function("brain_searched", 1, searched_if_any, deterministic=True)
                 self.conn.execute(
-                    f"INSERT INTO chunk_history ({_CHUNK_COPY}) SELECT {_CHUNK_COPY} FROM old.chunk_history ORDER BY id"
+                    f"INSERT INTO chunk_history ({_CHUNK_COPY}, search_title, search_heading, search_text)"
+                    f" SELECT {_CHUNK_COPY}, brain_searched(title), brain_searched(heading), brain_searched(text)"
+                    " FROM old.chunk_history ORDER BY id"
                 )
-                search_past_chunks(self.conn)  # the old index's may lack their searched form (before m021)
                 self.conn.execute(
                     f"INSERT INTO version_chunks ({_VERSION_CHUNK_COPY})"
                     f" SELECT {_VERSION_CHUNK_COPY} FROM old.version_chunks"

@@ -286,10 +286,7 @@ def _index_into(
     refuse_lost_meta(store, root)
     check_model(store, model_name)
     report = IndexReport(vault=str(root), model=model_name)
-    wanted = config.fts_tokenizer()
-    if store.fts_tokenizer() != wanted and not store.has_chunks():  # an empty index takes the setting
-        with store.transaction():
-            store.recreate_fts(wanted)
+    store.take_fts_tokenizer(config.fts_tokenizer())  # an empty index takes the setting
     _Run(root, store, report, model_name, embedder, load, progress, verify, retry).run()
     counts = store.counts()
     report.notes, report.chunks = counts["notes"], counts["chunks"]

@@ -48,16 +48,26 @@ class LexicalStore:
         def get_meta(self, key: str, default: str | None = None) -> str | None: ...
         def set_meta(self, key: str, value: object) -> None: ...
         def index_id(self) -> str | None: ...
+        def has_chunks(self) -> bool: ...
 
     def fts_tokenizer(self) -> str:
         """The tokenizer chunks_fts was created with (indexes from before the option: unicode61)."""
         return self.get_meta("fts_tokenizer") or DEFAULT_FTS_TOKENIZER
 
+    def take_fts_tokenizer(self, wanted: str) -> None:
+        """An index with no chunks yet takes the setting (``BRAIN_FTS_TOKENIZER``), its past's
+        table too: at its first build, and a rebuild's before the history is carried into it, so
+        those past chunks are indexed once, in the new tokenizer. Taken after, they were indexed
+        as they came in (unicode61's table) and all again here (vaultofknowledge's 6,588 past
+        chunks: 13,287 FTS5 documents written, bench/past_fts_rebuild.py)."""
+        if self.fts_tokenizer() != wanted and not self.has_chunks():
+            with self.transaction():
+                self.recreate_fts(wanted)
+
     def recreate_fts(self, tokenizer: str) -> None:
         """Create chunks_fts and the past's chunk_history_fts anew with ``tokenizer`` and refill
-        them; inside a transaction. An index with no chunks takes its setting so, at its first
-        build, or a rebuild's after the history is carried into it (those past chunks indexed
-        again here: the time and CPU are logged).
+        them; inside a transaction (``take_fts_tokenizer``). Past chunks indexed
+        again here are logged with the time and CPU it took.
 
         The triggers name the tables, not their tokenizer, so they keep working on the new ones.
         """

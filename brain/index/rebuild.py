@@ -24,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import config
 from ..errors import BrainError, IndexMismatchError, NoSpaceError
 from ..text import REPORTED
 from .files import INDEX_FILE, RECALL_CACHE_FILE, RETIRED_SUFFIX
@@ -104,6 +105,8 @@ def rebuild(
                 store, resumed = _open_staging(staging, model_name, source, kept)
                 try:
                     if source is not None and store.get_meta("history_carry") is None:
+                        # the tokenizer first: the past chunks carried in are indexed once, in it
+                        store.take_fts_tokenizer(config.fts_tokenizer())
                         store.carry_history_from(directory / INDEX_FILE)
                     report = index_into(store)
                     store.checkpoint()

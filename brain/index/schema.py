@@ -1869,7 +1869,7 @@ INDEX_MIGRATIONS.safe_to_run_again.add("m039_past_search_in_the_index_s_tokenize
 
 def search_past_chunks(conn: sqlite3.Connection) -> None:
     """Give each past chunk that holds a character ``for_search`` may drop its ``search_*``
-    columns: m021, and a rebuild carrying the past of an index that lacked them. (SQL's GLOB with
+    columns: m021 and m023 (a rebuild's carry makes them as the chunks come in, ``searched_if_any``). (SQL's GLOB with
     ``SEARCHED_OTHERWISE``'s class took a second for 6,500 chunks; ``may_search_otherwise``, some ms.)"""
     conn.create_function("brain_may_search_otherwise", 1, may_search_otherwise, deterministic=True)
     rows = conn.execute(
@@ -1881,6 +1881,12 @@ def search_past_chunks(conn: sqlite3.Connection) -> None:
         "UPDATE chunk_history SET search_title = ?, search_heading = ?, search_text = ? WHERE id = ?",
         [row for row in found if row[:3] != (None, None, None)],
     )
+
+
+def searched_if_any(value: str) -> str | None:
+    """``searched``, for_search asked only of a value holding a character it may drop (a carry asks
+    it of each past chunk's three columns as they come in: most hold none)."""
+    return searched(value) if may_search_otherwise(value) else None
 
 
 def searched(value: str) -> str | None:
