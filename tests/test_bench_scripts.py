@@ -69,6 +69,12 @@ SCRIPTS: list[tuple[str, list[str], list[str]]] = [
         ["brain recalls --stats (14 days)", "Stop hook: the prompt recorded"],
     ),
     ("many_words.py", ["--sizes", "100", "--runs", "1"], ["   words   wall s    cpu s", "     100 "]),
+    (
+        "past_cjk_prefix.py",
+        ["--notes", "30", "--queries", "20"],
+        ["30 notes, 20 deleted or rewritten", "before: ", "now: ", "CPU now / before: "],
+    ),
+    ("past_fts_rebuild.py", [TOY, "--runs", "1"], ["toy_vault: ", "take, then carry: ", "CPU take-first"]),
     ("search_text.py", [TOY], ["toy_vault: ", "for_search: "]),
     ("self_tune.py", [TOY, "--out", "tuned", "--dry-run"], ["toy_vault: ", " link contexts (to ", "  anchor:   "]),
     ("serve_heal_cost.py", ["--calls", "100", "--repeat", "1"], ["nothing moved: ", "folder removed: "]),
