@@ -40,7 +40,15 @@ _BACKTICKS = re.compile(r"`+")
 # 40 KB took 16 s to parse).
 _WIKILINK = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
 _URL_SCHEME = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*:")
-_MDLINK = re.compile(r"\[([^\[\]\n]*)\]\(\s*<?([^\[)\s>]+(?:\s[^\[)\s>]+)*?)>?(?:\s+\"[^\"\[\n]*\")?\s*\)")
+# A markdown link's target: between <> anything but "<", ">" and a line break; else runs of
+# characters (spaces between them, read as before) holding balanced parentheses, one level:
+# "Meeting%20(2024).md", what Obsidian writes for such a name (CommonMark). Ended at the
+# first ")", it was a dangling "Meeting (2024", the note's link lost. Neither part reads a "[".
+_MD_PART = r"(?:[^\[()\s<>]|\([^\[()\n]*\))+"
+_MDLINK = re.compile(
+    r"\[([^\[\]\n]*)\]\(\s*(?:<([^<>\[\n]*)>|(" + _MD_PART + r"(?:\s" + _MD_PART + r")*?))"
+    r"(?:\s+\"[^\"\[\n]*\")?\s*\)"
+)
 
 
 @dataclass(frozen=True)
@@ -587,7 +595,8 @@ def extract_links(body: str, fences: frozenset[str] = frozenset(), *, indented: 
             )
         )
     for match in _MDLINK.finditer(masked):
-        text, href = match.groups()
+        text, angled, bare = match.groups()
+        href = bare if angled is None else angled
         start = match.start()
         if _URL_SCHEME.match(href):  # http:, mailto:, obsidian: ...
             continue
@@ -595,7 +604,7 @@ def extract_links(body: str, fences: frozenset[str] = frozenset(), *, indented: 
         # As Obsidian reads them: [x](Note), [x](Folder/My%20Note#Heading), [x](#Heading) (this
         # note), [x](file.pdf); with spaces as written only between <> or to a .md file, as
         # before ("[sic](see above)" is prose).
-        if not path_part.lower().endswith(".md") and not _plain_target(match):
+        if not path_part.lower().endswith(".md") and not _plain_target(href, angled is not None):
             continue
         # ![](Note.md) embeds the note and ![](pic.png) an image: still a markdown link, resolved
         # as one (relative to this note first)
@@ -677,12 +686,11 @@ def written_from_the_notes_folder(target: str) -> bool:
     return _relative_path(_wikilink_path(target), "") is not None
 
 
-def _plain_target(match: re.Match[str]) -> bool:
+def _plain_target(href: str, angled: bool) -> bool:
     """Whether a markdown link's target (not a .md file's) is one: something, and spaces only
     between ``<`` and ``>`` (``[](<>)`` is empty, ``[sic](see above)`` is prose)."""
-    href = match.group(2)
     spaced = " " in href or "\t" in href
-    return not href.startswith("<") and href != "#" and (not spaced or match.string[match.start(2) - 1] == "<")
+    return href not in ("", "#") and (angled or not spaced)
 
 
 def _bang_before(text: str, start: int) -> bool:

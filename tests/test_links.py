@@ -81,6 +81,27 @@ def test_markdown_links_to_notes_and_files_not_urls():
     ]
 
 
+def test_markdown_links_to_names_with_parentheses():
+    # CommonMark (and Obsidian, which writes [x](Meeting%20(2024).md) when wikilinks are off):
+    # a bare destination holds balanced parentheses, one in <> any but "<", ">" and a line
+    # break. brain ended both at the first ")": a dangling "Meeting (2024" for a note it missed.
+    body = (
+        "[m](Meeting%20(2024).md) [m2](<Meeting (2024).md>) [b](Book%20(Draft)%20v2.md#Plot)\n"
+        '[t](<Notes (old)/Plan.md> "Title") [after](Note.md) (aside) [n](a(b)c(d)) [bad](x(y.md)\n'
+    )
+    assert _forms(body) == [
+        ("Meeting (2024).md", "markdown", None, "m"),
+        ("Meeting (2024).md", "markdown", None, "m2"),
+        ("Book (Draft) v2.md", "markdown", "Plot", "b"),
+        ("Notes (old)/Plan.md", "markdown", None, "t"),
+        ("Note.md", "markdown", None, "after"),
+        ("a(b)c(d)", "markdown", None, "n"),
+    ]
+    resolver = Resolver(["Meetings/Meeting (2024).md", "Book (Draft) v2.md"], {})
+    got = [resolver.resolve(link, "Home.md") for link in extract_links(body)[:3]]
+    assert got == ["Meetings/Meeting (2024).md", "Meetings/Meeting (2024).md", "Book (Draft) v2.md"]
+
+
 def test_links_in_code_are_ignored():
     body = (
         "Before [[Real one]].\n"

@@ -356,3 +356,49 @@ def test_a_first_build_reads_no_note_version_for_the_link_history(tmp_path, clos
     store.conn.set_trace_callback(statements.append)
     assert reread_link_history(store) == 0
     assert statements and not [sql for sql in statements if "note_versions" in sql]
+
+
+def test_markdown_links_to_names_with_parentheses_end_to_end(tmp_path, closing):
+    """A markdown link to a note whose name holds parentheses (what Obsidian writes with wikilinks
+    off: ``[x](Meeting%20(2024).md)``) is the note's link in `brain neighbours`, not a dangling
+    "Meeting (2024". m040: an index an older brain made reads such notes again once (no new
+    version, nothing embedded again); the others are not."""
+    import sqlite3
+
+    from index_helpers import history_problems
+
+    from brain.index.schema import INDEX_MIGRATIONS
+    from brain.migrations import connect
+
+    vault = tmp_path / "vault"
+    _write(
+        vault,
+        {
+            "Home.md": "See [the meeting](Meeting%20(2024).md) and [the plan](<Plans/Plan (v2).md#Goals>).\n",
+            "Meetings/Meeting (2024).md": "Notes of the meeting.\n",
+            "Plans/Plan (v2).md": "# Goals\nShip it. Back [home](Home.md).\n",
+        },
+    )
+    home = tmp_path / "home"
+    _, directory = index_into(home, vault)
+    with IndexView(directory) as view:
+        assert view.targets("Home.md") == {"Meetings/Meeting (2024).md", "Plans/Plan (v2).md"}
+        assert view.conn.execute("SELECT count(*) FROM links WHERE status = 'dangling'").fetchone()[0] == 0
+    db = directory / "index.db"
+    conn = connect(str(db))
+    # as an older brain left it: each link ended at its first ")", dangling
+    conn.execute(
+        "UPDATE links SET target = 'Meeting (2024', target_id = NULL, status = 'dangling'"
+        " WHERE source_id = (SELECT id FROM notes WHERE path = 'Home.md')"
+    )
+    conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm040_markdown_links_with_parentheses'")
+    conn.commit()
+    versions = conn.execute("SELECT count(*) FROM note_versions").fetchone()[0]
+    conn.close()
+    assert "m040_markdown_links_with_parentheses" in INDEX_MIGRATIONS.pending(closing(sqlite3.connect(db)))
+    report, _ = index_into(home, vault)
+    assert (report.changed, report.unchanged, report.embedded) == (1, 2, 0)
+    with IndexView(directory) as view:
+        assert view.targets("Home.md") == {"Meetings/Meeting (2024).md", "Plans/Plan (v2).md"}
+        assert view.conn.execute("SELECT count(*) FROM note_versions").fetchone()[0] == versions
+    assert history_problems(db) == []

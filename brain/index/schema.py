@@ -1867,6 +1867,35 @@ def m039_past_search_in_the_index_s_tokenizer(conn: sqlite3.Connection) -> None:
 INDEX_MIGRATIONS.safe_to_run_again.add("m039_past_search_in_the_index_s_tokenizer")
 
 
+# A markdown link whose target holds a "(" (``[x](Meeting%20(2024).md)``, ``[x](<Plan (v2).md>)``):
+# read to its first ")" before m040, a dangling "Meeting (2024".
+_MARKDOWN_TARGET_WITH_PARENTHESES = re.compile(r"\]\(\s*(?:<[^<>\n]*|[^\s()<>\[]*)\(")
+
+
+def _holds_markdown_target_with_parentheses(text: str | None) -> bool:
+    return text is not None and _MARKDOWN_TARGET_WITH_PARENTHESES.search(text) is not None
+
+
+@INDEX_MIGRATIONS
+def m040_markdown_links_with_parentheses(conn: sqlite3.Connection) -> None:
+    """A markdown link's target holds balanced parentheses (CommonMark; what Obsidian writes for a
+    note named "Meeting (2024)" with wikilinks off), and anything but "<", ">" between ``<>``:
+    brain ended it at the first ")", a dangling link where Obsidian has the note's. The notes
+    whose chunks hold such a target are read again by the next run (hash and mtime cleared: the
+    same bytes make no new version, and a chunk of the same text keeps its vector)."""
+    conn.create_function(
+        "brain_markdown_target_with_parentheses", 1, _holds_markdown_target_with_parentheses, deterministic=True
+    )
+    conn.execute(
+        "UPDATE notes SET hash = '', mtime_ns = -1 WHERE id IN"
+        " (SELECT note_id FROM chunks WHERE text LIKE '%](%(%' AND brain_markdown_target_with_parentheses(text))"
+    )
+
+
+# It only marks notes to be read again: run again, it gives the same rows.
+INDEX_MIGRATIONS.safe_to_run_again.add("m040_markdown_links_with_parentheses")
+
+
 def search_past_chunks(conn: sqlite3.Connection) -> None:
     """Give each past chunk that holds a character ``for_search`` may drop its ``search_*``
     columns: m021 and m023 (a rebuild's carry makes them as the chunks come in, ``searched_if_any``). (SQL's GLOB with
@@ -2000,7 +2029,7 @@ def _float16_blob(blob: bytes | None) -> bytes | None:
 # (``Migrations.tables_made``: 0.1-0.3 s, numpy imported by m015, on each `brain status`).
 # tests/test_migrations_record.py holds it to them: a new migration updates it.
 LATEST_TABLES = (
-    "m039_past_search_in_the_index_s_tokenizer",
+    "m040_markdown_links_with_parentheses",
     frozenset(
         [
             "aliases",
