@@ -189,8 +189,9 @@ def _split_long_block(block: str, target: int, max_chars: int) -> list[str]:
 
 
 # Links stay whole: a cut inside `[[target note]]` breaks the link in snippets and the words
-# in BM25. Neither kind spans lines.
-_LINK_SPAN = re.compile(r"!?\[\[[^\[\]\n]*\]\]|\[[^\[\]\n]*\]\([^()\n]*\)")
+# in BM25. Neither kind spans lines; a markdown link's target may hold parentheses, balanced
+# (`[x](<Meeting (2024) notes.md>)`, as links.py reads it).
+_LINK_SPAN = re.compile(r"!?\[\[[^\[\]\n]*\]\]|\[[^\[\]\n]*\]\((?:[^()\n]|\([^()\n]*\))*\)")
 _UP_TO_LAST_NONWORD = re.compile(r".*\W", re.DOTALL)
 
 

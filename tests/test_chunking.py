@@ -548,3 +548,20 @@ def test_an_index_that_kept_html_comments_in_headings_reads_those_notes_again(tm
         assert view.conn.execute("SELECT count(*) FROM note_versions").fetchone()[0] == versions
     assert history_problems(db) == []
     assert index_into(home, vault)[0].changed == 0  # once
+
+
+def test_a_markdown_link_to_a_name_with_parentheses_is_never_cut():
+    # Links stay whole in chunks (a cut inside one breaks it in snippets and in BM25's words);
+    # a markdown link whose target holds parentheses (Obsidian's [x](<Meeting (2024) notes.md>))
+    # was no link to the chunker, and a long paragraph was cut between its words.
+    from brain.links import extract_links
+
+    link = "[the notes of that meeting](<Meetings/Meeting (2024) notes of the board.md>)"
+    words = " ".join(f"word{i}" for i in range(60))
+    for shift in range(0, 70, 7):
+        paragraph = f"{words[: 300 + shift]} {link} {words}"
+        chunks = chunk_body(f"# Long\n\n{paragraph}\n", target=400, overlap=60, max_chars=400)
+        assert len(chunks) > 1
+        held = [c.text for c in chunks if "Meeting (2024)" in c.text]
+        assert held and all(link in text for text in held), shift
+        assert all(len(extract_links(text)) == 1 for text in held)

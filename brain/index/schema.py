@@ -1880,9 +1880,10 @@ def _holds_markdown_target_with_parentheses(text: str | None) -> bool:
 def m040_markdown_links_with_parentheses(conn: sqlite3.Connection) -> None:
     """A markdown link's target holds balanced parentheses (CommonMark; what Obsidian writes for a
     note named "Meeting (2024)" with wikilinks off), and anything but "<", ">" between ``<>``:
-    brain ended it at the first ")", a dangling link where Obsidian has the note's. The notes
-    whose chunks hold such a target are read again by the next run (hash and mtime cleared: the
-    same bytes make no new version, and a chunk of the same text keeps its vector)."""
+    brain ended it at the first ")", a dangling link where Obsidian has the note's, and the
+    chunker, no link to it, could cut it between its words. The notes whose chunks hold such a
+    target are read again by the next run (hash and mtime cleared: the same bytes make no new
+    version, and a chunk of the same text keeps its vector)."""
     conn.create_function(
         "brain_markdown_target_with_parentheses", 1, _holds_markdown_target_with_parentheses, deterministic=True
     )
