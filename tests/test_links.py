@@ -102,6 +102,18 @@ def test_markdown_links_to_names_with_parentheses():
     assert got == ["Meetings/Meeting (2024).md", "Meetings/Meeting (2024).md", "Book (Draft) v2.md"]
 
 
+def test_markdown_links_with_a_title_in_single_quotes_or_parentheses():
+    # CommonMark's three forms of a link title: "…", '…' and (…). brain read only the first, and
+    # the others made the target "Note.md 'Plan'", no link at all.
+    body = "[a](Note.md 'Plan') [b](<My Note.md> (Plan)) [c](Other%20Note.md \"Plan\") [d](Note.md 'x) [e](Note (draft) v2.md)\n"
+    assert [(link.target, link.display) for link in extract_links(body)] == [
+        ("Note.md", "a"),
+        ("My Note.md", "b"),
+        ("Other Note.md", "c"),
+        ("Note (draft) v2.md", "e"),
+    ]
+
+
 def test_links_in_code_are_ignored():
     body = (
         "Before [[Real one]].\n"

@@ -1867,9 +1867,10 @@ def m039_past_search_in_the_index_s_tokenizer(conn: sqlite3.Connection) -> None:
 INDEX_MIGRATIONS.safe_to_run_again.add("m039_past_search_in_the_index_s_tokenizer")
 
 
-# A markdown link whose target holds a "(" (``[x](Meeting%20(2024).md)``, ``[x](<Plan (v2).md>)``):
-# read to its first ")" before m040, a dangling "Meeting (2024".
-_MARKDOWN_TARGET_WITH_PARENTHESES = re.compile(r"\]\(\s*(?:<[^<>\n]*|[^\s()<>\[]*)\(")
+# A markdown link whose target holds a "(" (``[x](Meeting%20(2024).md)``, ``[x](<Plan (v2).md>)``),
+# read to its first ")" before m040, a dangling "Meeting (2024"; or with a title in '…' or (…),
+# no link: a "(" or a "'" before the first ")" after a "](" (an apostrophe in a name too, read again).
+_MARKDOWN_TARGET_WITH_PARENTHESES = re.compile(r"\]\([^)\n]*['(]")
 
 
 def _holds_markdown_target_with_parentheses(text: str | None) -> bool:
@@ -1879,8 +1880,9 @@ def _holds_markdown_target_with_parentheses(text: str | None) -> bool:
 @INDEX_MIGRATIONS
 def m040_markdown_links_with_parentheses(conn: sqlite3.Connection) -> None:
     """A markdown link's target holds balanced parentheses (CommonMark; what Obsidian writes for a
-    note named "Meeting (2024)" with wikilinks off), and anything but "<", ">" between ``<>``:
-    brain ended it at the first ")", a dangling link where Obsidian has the note's, and the
+    note named "Meeting (2024)" with wikilinks off), and anything but "<", ">" between ``<>``;
+    its title is in "…", '…' or (…). brain ended such a target at the first ")", a dangling link
+    where Obsidian has the note's (and read no link with a title but in "…"), and the
     chunker, no link to it, could cut it between its words. The notes whose chunks hold such a
     target are read again by the next run (hash and mtime cleared: the same bytes make no new
     version, and a chunk of the same text keeps its vector)."""
@@ -1889,7 +1891,7 @@ def m040_markdown_links_with_parentheses(conn: sqlite3.Connection) -> None:
     )
     conn.execute(
         "UPDATE notes SET hash = '', mtime_ns = -1 WHERE id IN"
-        " (SELECT note_id FROM chunks WHERE text LIKE '%](%(%' AND brain_markdown_target_with_parentheses(text))"
+        " (SELECT note_id FROM chunks WHERE text LIKE '%](%' AND brain_markdown_target_with_parentheses(text))"
     )
 
 
