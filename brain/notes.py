@@ -31,9 +31,12 @@ VALID_TO_FIELDS = ("valid_to", "valid-to", "validto", "valid_until", "valid-unti
 # The YAML between the first line's "---" and the next "---" (or "..."): none when that comes
 # next ("---\n---", empty properties), not the text up to a later rule.
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(?:(.*?)\r?\n)??(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
-# Obsidian tags: '#' then letters/digits/_-/ with at least one non-digit; not inside words or URLs,
-# nor escaped ("\#1 fan": Obsidian's help, Basic formatting syntax, escaping).
-_INLINE_TAG = re.compile(r"(?<![\w&/#\]\)\\])#([^\W\d][\w/-]*|\d+[^\W\d][\w/-]*)", re.UNICODE)
+# Obsidian tags: '#' then every character up to a space or one of Obsidian's punctuation (the
+# pattern its plugins copy from app.js), with one that is no ASCII digit (``inline_tags``); not
+# inside words or URLs, nor escaped ("\#1 fan": Obsidian's help, Basic formatting syntax,
+# escaping). Letters and digits alone ([\w/-]) cut a tag at a combining mark: #हिन्दी was "ह".
+_INLINE_TAG = re.compile(r"(?<![\w&/#\]\)\\])#([^\u2000-\u206F\u2E00-\u2E7F'!\"#$%&()*+,.:;<=>?@^`{|}~\[\]\\\s]+)")
+_NOT_A_DIGIT = re.compile(r"[^0-9]")
 # Where a '#' is a link's, not a tag: inside [[...]] ([[#Heading]], [[Note|#label]]) and a
 # markdown link's target ([back](#anchor)).
 _LINK_SPANS = re.compile(r"\[\[[^\[\]\n]*\]\]|\]\([^\[)\n]*\)")  # none reads past the next "[" (see links.py)
@@ -816,7 +819,9 @@ def inline_tags(body: str, *, indented: str | None = None) -> list[str]:
         if "[" in line:
             line = _LINK_SPANS.sub(" ", line)
         for match in _INLINE_TAG.finditer(line):
-            tags.append(match.group(1).rstrip("/"))
+            tag = match.group(1).rstrip("/")
+            if _NOT_A_DIGIT.search(tag):  # "#1984" is none
+                tags.append(tag)
     return tags
 
 

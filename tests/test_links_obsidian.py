@@ -402,3 +402,42 @@ def test_markdown_links_to_names_with_parentheses_end_to_end(tmp_path, closing):
         assert view.targets("Home.md") == {"Meetings/Meeting (2024).md", "Plans/Plan (v2).md"}
         assert view.conn.execute("SELECT count(*) FROM note_versions").fetchone()[0] == versions
     assert history_problems(db) == []
+
+
+def test_an_index_that_cut_tags_at_a_combining_mark_reads_those_notes_again(tmp_path, closing):
+    """m041: a note holding a tag Obsidian reads whole and brain read cut (``#हिन्दी`` as "ह") or
+    not at all (``#🌱/seedling``) is read again once by the next `brain index` (no new version,
+    nothing embedded again); the others are not."""
+    import sqlite3
+
+    from index_helpers import history_problems
+
+    from brain.index.schema import INDEX_MIGRATIONS
+    from brain.migrations import connect
+
+    vault = tmp_path / "vault"
+    _write(vault, {"A.md": "Notes #हिन्दी #🌱/seedling and #plain\n", "B.md": "Only #plain here.\n"})
+    home = tmp_path / "home"
+    _, directory = index_into(home, vault)
+    with IndexView(directory) as view:
+        assert view.note("A.md")["tags"] == ["हिन्दी", "🌱/seedling", "plain"]
+    db = directory / "index.db"
+    conn = connect(str(db))
+    # as an older brain left it
+    conn.execute("DELETE FROM tags WHERE note_id = (SELECT id FROM notes WHERE path = 'A.md')")
+    conn.execute(
+        "INSERT INTO tags (note_id, tag) SELECT id, t FROM notes, (SELECT 'ह' AS t UNION ALL SELECT 'plain')"
+        " WHERE path = 'A.md'"
+    )
+    conn.execute("UPDATE notes SET tags = '[\"ह\", \"plain\"]' WHERE path = 'A.md'")
+    conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm041_tags_as_obsidian_reads_them'")
+    conn.commit()
+    versions = conn.execute("SELECT count(*) FROM note_versions").fetchone()[0]
+    conn.close()
+    assert "m041_tags_as_obsidian_reads_them" in INDEX_MIGRATIONS.pending(closing(sqlite3.connect(db)))
+    report, _ = index_into(home, vault)
+    assert (report.changed, report.unchanged, report.embedded) == (1, 1, 0)
+    with IndexView(directory) as view:
+        assert view.note("A.md")["tags"] == ["हिन्दी", "🌱/seedling", "plain"]
+        assert view.conn.execute("SELECT count(*) FROM note_versions").fetchone()[0] == versions
+    assert history_problems(db) == []

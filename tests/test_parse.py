@@ -1188,3 +1188,28 @@ def test_the_decoding_digest_covers_every_rule_and_no_more():
         source.replace(f'DECODING = "{brain.notes.DECODING}"', 'DECODING = "x"'),
     ):
         assert unchanged != source and decoding_digest(unchanged) == digest
+
+
+def test_a_tag_holds_what_obsidian_reads_in_one():
+    # Obsidian's tag is every character up to a space or one of its punctuation (the pattern its
+    # plugins copy from app.js: not U+2000-206F, U+2E00-2E7F, nor '!"#$%&()*+,.:;<=>?@^`{|}~[]\),
+    # with one that is no digit. brain's [\w/-] stopped at a combining mark: a Devanagari, Tamil
+    # or vowelled Arabic tag was cut after its first letters (#हिन्दी was "ह"), one decomposed as
+    # macOS writes names (é as e + U+0301) lost its accent, and an emoji tag was none.
+    import unicodedata
+
+    decomposed = unicodedata.normalize("NFD", "#café")
+    body = f"#हिन्दी #தமிழ் #कर्म #العَرَبِيَّة {decomposed} #🌱/seedling #📚 #2024-05 #tag's end #a+b #x=y #1984\n"
+    assert inline_tags(body) == [
+        "हिन्दी",
+        "தமிழ்",
+        "कर्म",
+        "العَرَبِيَّة",
+        decomposed[1:],
+        "🌱/seedling",
+        "📚",
+        "2024-05",
+        "tag",
+        "a",
+        "x",
+    ]

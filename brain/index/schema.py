@@ -1899,6 +1899,34 @@ def m040_markdown_links_with_parentheses(conn: sqlite3.Connection) -> None:
 INDEX_MIGRATIONS.safe_to_run_again.add("m040_markdown_links_with_parentheses")
 
 
+# What an inline tag was before m041: letters, digits, "_", "-" and "/", one a letter.
+_TAG_BEFORE_M041 = re.compile(r"[^\W\d][\w/-]*|\d+[^\W\d][\w/-]*")
+
+
+def _holds_a_tag_read_otherwise(text: str | None) -> bool:
+    from ..notes import inline_tags
+
+    return text is not None and any(not _TAG_BEFORE_M041.fullmatch(tag) for tag in inline_tags(text))
+
+
+@INDEX_MIGRATIONS
+def m041_tags_as_obsidian_reads_them(conn: sqlite3.Connection) -> None:
+    """An inline tag is every character up to a space or Obsidian's punctuation, as Obsidian reads
+    it: brain's letters and digits cut one at a combining mark (``#हिन्दी`` was "ह", a decomposed
+    ``#café`` "cafe"), and read no emoji tag (``#🌱/seedling``) nor ``#2024-05``. The notes whose
+    chunks hold such a tag are read again by the next run (hash and mtime cleared: the same bytes
+    make no new version, and a chunk of the same text keeps its vector)."""
+    conn.create_function("brain_tag_read_otherwise", 1, _holds_a_tag_read_otherwise, deterministic=True)
+    conn.execute(
+        "UPDATE notes SET hash = '', mtime_ns = -1 WHERE id IN"
+        " (SELECT note_id FROM chunks WHERE text LIKE '%#%' AND brain_tag_read_otherwise(text))"
+    )
+
+
+# It only marks notes to be read again: run again, it gives the same rows.
+INDEX_MIGRATIONS.safe_to_run_again.add("m041_tags_as_obsidian_reads_them")
+
+
 def search_past_chunks(conn: sqlite3.Connection) -> None:
     """Give each past chunk that holds a character ``for_search`` may drop its ``search_*``
     columns: m021 and m023 (a rebuild's carry makes them as the chunks come in, ``searched_if_any``). (SQL's GLOB with
@@ -2032,7 +2060,7 @@ def _float16_blob(blob: bytes | None) -> bytes | None:
 # (``Migrations.tables_made``: 0.1-0.3 s, numpy imported by m015, on each `brain status`).
 # tests/test_migrations_record.py holds it to them: a new migration updates it.
 LATEST_TABLES = (
-    "m040_markdown_links_with_parentheses",
+    "m041_tags_as_obsidian_reads_them",
     frozenset(
         [
             "aliases",
