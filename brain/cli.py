@@ -512,6 +512,16 @@ def _server_line(server: dict | None, root: Path) -> str:
                 f"`brain serve --vault {shell_word(root)} --stop` stops it); asks work without it"
             )
         return "server: none (`brain serve --detach` keeps the index warm and watches the vault)"
+    loading = server.get("loading")
+    if server.get("state") == "starting" and isinstance(loading, dict):
+        # "up (starting, …, indexing changes)" while it loaded the model: up it was not, and no
+        # change was being indexed. What it loads and for how long, as `brain serve --detach` says it
+        for_s = loading.get("for_s")
+        took = f", {for_s:.0f} s" if isinstance(for_s, (int, float)) else ""
+        return (
+            f"server: starting (pid {server.get('pid')}, {escaped(str(loading.get('doing')))}{took}; "
+            f"asks wait up to {config.serve_timeout():.0f} s for it, then work without it)"
+        )
     queries = server.get("queries", 0)
     parts = [
         f"pid {server.get('pid')}",

@@ -7,6 +7,8 @@ interrupted in the middle. FAKE_EMBED_FAIL=<message> makes each call to embed no
 ``ModelLoadError`` with that message: an index pass that fails. FAKE_HEAL_AFTER=<path> makes
 `brain serve` leave its removed files as they are until that path exists (then it heals at its
 next check, as ever): a test asks while they are gone however slowly its `brain ask` starts.
+FAKE_LOAD_AFTER=<path> holds the model's load (making the fake, what the server does first) until
+that path exists: a server that is loading for as long as the test likes.
 FAKE_UPGRADE_WAIT=<seconds> is how long a pending migration waits for the index's write lock
 (``upgrades.UPGRADE_WAIT``, 60 s): a wait that only the test can end.
 
@@ -47,6 +49,17 @@ if os.environ.get("FAKE_EMBED_FAIL"):
         raise ModelLoadError(os.environ["FAKE_EMBED_FAIL"])
 
     FakeEmbedder.embed_documents = _fail
+
+if os.environ.get("FAKE_LOAD_AFTER"):
+    _made = FakeEmbedder.__init__
+
+    def _load_when_told(self, *args, **kwargs):  # made = loaded (the registry's load of fake:<dim>)
+        deadline = time.monotonic() + 300  # never for good: a test that forgot it ends all the same
+        while not os.path.exists(os.environ["FAKE_LOAD_AFTER"]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        _made(self, *args, **kwargs)
+
+    FakeEmbedder.__init__ = _load_when_told
 
 if os.environ.get("FAKE_HEAL_AFTER"):
     from brain.server.daemon import Daemon

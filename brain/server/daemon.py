@@ -61,6 +61,7 @@ import sys
 import termios
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -98,6 +99,7 @@ LINGER_SECONDS = 2.0
 STALLED_AFTER = 2.0
 LOG_MAX_BYTES = 5_000_000  # serve.log is moved to serve.log.1 beyond this, and started afresh
 READY_TIMEOUT = 120.0  # seconds --detach waits for the index to load before returning
+PROGRESS_EVERY = 10.0  # seconds between --detach's lines while one step of the start goes on
 HEAL_EVERY = 2.0  # seconds between checks that the lock, socket and record are still the server's
 LOCK_TRIES = 5  # 0.1 s apart: a lock still held after them is another server's
 # Seconds the accept loop waits after an accept failed for want of descriptors or memory (first,
@@ -1445,6 +1447,8 @@ def run_foreground(root: Path, *, http: tuple[str, int] | None, watch: bool = Tr
 
 
 def _serve_until_stopped(daemon: Daemon, ready: Any) -> int:
+    if ready:  # what it loads, as it goes: --detach's parent says it (it was silent for 10-30 s)
+        daemon.service.on_loading = lambda doing: ready(f"doing {doing}")
     try:
         daemon.start()
     except BrainError as exc:
@@ -1496,8 +1500,20 @@ def null_stdio() -> None:
             setattr(sys, name, open(fd, "w", encoding="utf-8", errors="replace", closefd=False))  # noqa: SIM115
 
 
-def run_detached(root: Path, *, http: tuple[str, int] | None, watch: bool = True) -> tuple[int, str]:
-    """Start the server in the background; (exit code, what to tell the user)."""
+def run_detached(
+    root: Path,
+    *,
+    http: tuple[str, int] | None,
+    watch: bool = True,
+    wait: bool = True,
+    progress: Any = None,
+) -> tuple[int, str]:
+    """Start the server in the background; (exit code, what to tell the user). ``progress(line)``
+    is told where the log is and what the server loads as it goes (the command was silent for
+    the model's 10-30 s: starting, stuck or dead looked the same); ``wait=False`` returns once it
+    listens, loading on."""
+    say = progress or (lambda line: None)
+    log_file = config.log_dir() / "serve.log"
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the first child: a new session, then the server as its child, then gone
@@ -1512,9 +1528,10 @@ def run_detached(root: Path, *, http: tuple[str, int] | None, watch: bool = True
             def ready(message: str) -> None:
                 try:
                     os.write(write_end, message.encode("utf-8", "replace") + b"\n")
-                except OSError:
+                except OSError:  # the parent did not wait (--no-wait), or is gone
                     pass
 
+            ready(f"pid {os.getpid()}")
             try:
                 setup_logging(root, foreground=False)
             except BrainError as exc:  # no log to point to (BRAIN_HOME under a file, /proc): say why
@@ -1526,40 +1543,98 @@ def run_detached(root: Path, *, http: tuple[str, int] | None, watch: bool = True
         except BaseException as exc:
             log.exception("brain serve failed")
             with contextlib.suppress(OSError):  # the log may be where it cannot write (a full disk)
-                why = f"brain serve did not start ({type(exc).__name__}: {exc}); see the log: {config.log_dir() / 'serve.log'}"
+                why = f"brain serve did not start ({type(exc).__name__}: {exc}); see the log: {log_file}"
                 os.write(write_end, f"error {why}\n".encode("utf-8", "replace"))
         finally:
             os._exit(code)
     os.close(write_end)
     os.waitpid(pid, 0)
-    lines: list[str] = []
-    with os.fdopen(read_end, "rb") as pipe:  # the server always ends with error/loaded/loading/empty/stopped
-        for raw in pipe:
-            lines.append(raw.decode("utf-8", "replace").strip())
-            if lines[-1].startswith(("error", "loaded", "loading", "empty", "stopped")):
-                break
+    lines = _told(read_end, root, log_file, wait=wait, say=say)
+    told_pid = next((line[4:] for line in lines if line.startswith("pid ")), None)
     listening = next((line for line in lines if line.startswith("listening")), None)
     failure = next((line[6:] for line in lines if line.startswith("error")), None)
-    log_file = config.log_dir() / "serve.log"
     if listening is None:
-        return 1, failure or f"brain serve did not start; see the log: {log_file}"
+        last = _last_error(log_file, told_pid)
+        return 1, failure or f"brain serve did not start{f': {last}' if last else ''}; see the log: {log_file}"
     _, server_pid, path = listening.split(" ", 2)
+    started = f"brain serve started for {root} (pid {server_pid}, socket {path})"
+    if not wait:
+        doing = next((line[6:] for line in reversed(lines) if line.startswith("doing ")), "loading the index")
+        return 0, f"{started}; {doing} (`brain status` says when it answers; the log: {log_file})"
     if not failure and not (lines[-1:] and lines[-1].startswith(("loaded", "loading", "empty"))):
         # "stopped", or the pipe closed with no last word: the server has ended (only it held the pipe)
+        last = _last_error(log_file, server_pid)
         return 1, (
             f"brain serve (pid {server_pid}) stopped before it had loaded the index "
-            f"(`brain serve --stop`, a signal, or the vault moved); it is not running: see the log: {log_file}"
+            f"(`brain serve --stop`, a signal, or the vault moved){f': {last}' if last else ''}; "
+            f"it is not running: see the log: {log_file}"
         )
     if failure:
         deadline = time.monotonic() + 15.0
         while runtime.lock_is_held(root) and time.monotonic() < deadline:  # it stops: see run_foreground
             time.sleep(0.05)
         return 1, f"brain serve (pid {server_pid}) could not load the index, and stopped: {failure}"
-    started = f"brain serve started for {root} (pid {server_pid}, socket {path})"
     if "empty" in lines:
         return 0, started + "; the vault has no notes yet: they are indexed and served as they are written"
     loaded = "loaded" in lines
     return 0, started + ("" if loaded else "; still loading the index (`brain status` shows when it is ready)")
+
+
+def _told(read_end: int, root: Path, log_file: Path, *, wait: bool, say: Callable[[str], None]) -> list[str]:
+    """The server's words through the pipe, up to its last (error, loaded, loading, empty,
+    stopped; with ``wait`` False, up to "listening"), each step it loads said through ``say``
+    as it begins and every ``PROGRESS_EVERY`` seconds while it goes on."""
+    lines: list[str] = []
+    said_where = False
+    doing, since = "starting", time.monotonic()
+    last_said = since
+    buffer = b""
+    with os.fdopen(read_end, "rb", buffering=0) as pipe:
+        while True:
+            now = time.monotonic()
+            readable, _, _ = select.select([pipe], [], [], max(0.0, last_said + PROGRESS_EVERY - now))
+            if not readable:  # a step that goes on: said again, with how long so far
+                last_said = time.monotonic()
+                say(f"brain serve: still {doing} ({last_said - since:.0f} s)")
+                continue
+            chunk = pipe.read(4096)
+            if not chunk:  # the pipe closed: the server has ended, or never started
+                break
+            buffer += chunk
+            *complete, buffer = buffer.split(b"\n")
+            for raw in complete:
+                line = raw.decode("utf-8", "replace").strip()
+                lines.append(line)
+                if line.startswith("pid ") and not said_where:
+                    said_where = True
+                    say(f"brain serve: starting for {root} (pid {line[4:]}; the log: {log_file})")
+                elif line.startswith("doing "):
+                    doing, since = line[6:], time.monotonic()
+                    last_said = since
+                    say(f"brain serve: {doing}…")
+            if lines and lines[-1].startswith(("error", "loaded", "loading", "empty", "stopped")):
+                break
+            if not wait and any(line.startswith("listening") for line in lines):
+                break
+    return lines
+
+
+def _last_error(log_file: Path, pid: str | None) -> str | None:
+    """The last ERROR line the server ``pid`` wrote to the log (its tail), its message alone: what
+    a start that failed says in one line, where it said only "see the log"."""
+    if pid is None:
+        return None
+    try:
+        with open(log_file, "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - 65536))
+            tail = f.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return None
+    mark = f" pid={pid} "
+    for line in reversed(tail):
+        if mark in line and " ERROR " in line:
+            return line.split(" ERROR ", 1)[1].strip()
+    return None
 
 
 class Stopped(NamedTuple):

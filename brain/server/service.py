@@ -275,6 +275,10 @@ class Service:
         # failure: the vault has none yet, and the watcher serves them as they are written; failed
         # (with ``failure``) when no state can load
         self.state = "starting"
+        # what a starting server is doing and since when (time.monotonic()): loading the model,
+        # the index, or indexing the vault (no index to load); `brain status` and `--detach` say it
+        self.loading: tuple[str, float] = ("starting", time.monotonic())
+        self.on_loading: Callable[[str], None] = lambda doing: None  # --detach's parent is told (daemon)
         self.failure: str | None = None
         self.empty: str | None = None  # what brain ask says of an index with no notes
         self.last_update: dict[str, Any] | None = None
@@ -347,6 +351,18 @@ class Service:
         with self._counter:
             self.errors += 1
 
+    def _loading(self, doing: str) -> None:
+        """Say what the starting server does now (``loading``): the log, `brain status`, and
+        `brain serve --detach`, which was silent for the model's load (10-30 s)."""
+        self.loading = (doing, time.monotonic())
+        log.info("starting: %s", doing)
+        self.on_loading(doing)
+
+    def loading_said(self) -> str:
+        """What a starting server does, and for how long: "loading the model, 12 s"."""
+        doing, since = self.loading
+        return f"{doing}, {time.monotonic() - since:.0f} s"
+
     def wait_ready(self, timeout: float) -> bool:
         """True once a snapshot is loaded (or the index is empty, or loading failed for good);
         False on timeout."""
@@ -378,9 +394,13 @@ class Service:
         (a rescan's are what no event told of: the watcher watches again), None when it failed."""
         started = time.monotonic()
         if batch.reason == "start" and self._snapshot is None:
+            self._loading("loading the model")
             self._warm_model()
             if os.path.exists(config.index_dir(self.root) / "index.db"):
+                self._loading("loading the index")
                 self._refresh(quiet=True)  # answer from the index as it is while the first pass runs
+            if self._snapshot is None:  # no index yet (or one that would not load): the first pass builds it
+                self._loading("indexing the vault (no index to load yet)")
         # A note heard of whose size and mtime stayed (chmod, setfacl, chown) is opened again: an
         # ACL that refuses it shows in no mode bit, and the walk kept it, served, until its next save
         heard = frozenset(p for p in batch.paths if p.lower().endswith(".md"))
@@ -814,7 +834,7 @@ class Service:
             if snapshot is None and self.empty:
                 raise EmptyIndexError(self.empty)
             if snapshot is None:
-                raise Starting(self.failure or "brain serve is still loading the index")
+                raise Starting(self.failure or f"brain serve is still starting ({self.loading_said()})")
             job.future.set_result(job.fn(snapshot.recaller))
         except BaseException as exc:  # noqa: BLE001 - handed to the caller
             job.future.set_exception(exc)
@@ -1135,6 +1155,10 @@ class Service:
             "started_at": _iso(self.started_at),
             "uptime_s": round(time.time() - self.started_at, 1),
             "state": self.state,
+            # while starting: what it does and for how long (null once it answers)
+            "loading": {"doing": self.loading[0], "for_s": round(time.monotonic() - self.loading[1], 1)}
+            if self.state == "starting"
+            else None,
             "failure": self.failure,
             "empty": self.empty,
             "model": self.model,
@@ -1199,7 +1223,7 @@ class Service:
                     raise EmptyIndexError(self.empty or "the index holds no notes")
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise Starting("brain serve is still loading the index (the first scan, or the model)")
+                    raise Starting(f"brain serve is still starting ({self.loading_said()})")
                 self._cond.wait(min(left, 0.25))
 
     def _wait_until_settled(self, deadline: float) -> None:
