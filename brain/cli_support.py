@@ -386,6 +386,12 @@ def index_read(vault: str | None, *, quiet: bool = False) -> Iterator[tuple[Path
 
     setup_logging(quiet)  # a warning of the index's (a newer brain upgraded it) is one line on stderr
     root = resolve_vault(vault)
+    from .errors import BrainError
+    from .server.client import rebuilding
+
+    said = rebuilding(root)  # the index went from under a running `brain serve`, which builds it again
+    if said is not None:
+        raise BrainError(said)
     directory = built_index_dir(root)
     with index_errors(directory, root):
         store = IndexStore.open(directory, create=False, readonly_ok=True)

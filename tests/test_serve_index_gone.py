@@ -168,3 +168,33 @@ def test_a_server_that_does_not_watch_rebuilds_a_deleted_index_at_once(toy_vault
         assert service.status()["index"]["notes"] == notes
         reply = request(daemon, "ask", query=QUESTION, modes=["hybrid"], wait=15)
         assert reply["ok"] is True and reply["result"]["results"], reply
+
+
+def test_note_history_and_neighbours_during_a_rebuild_say_it_as_ask_does(toy_vault, monkeypatch):
+    # Through the server they answered from the deleted index's snapshot, in silence; in-process
+    # `brain note` said "no index … yet: run `brain index`" while `brain ask` said "rebuilding"
+    monkeypatch.setattr(service_module, "PROBE_EVERY", 0.1)
+    with served(toy_vault, rescan_seconds=3600) as daemon:
+        service = daemon.service
+        chunks = service.status()["index"]["chunks"]
+        release, begun = _held(service, monkeypatch)
+        shutil.rmtree(config.index_dir(toy_vault))
+        try:
+            wait_until(begun.is_set, 30, "a pass begun for the deleted index")
+            asked = request(daemon, "ask", query=QUESTION, modes=["hybrid"], wait=15, update=False)
+            line = asked["error"]["message"]
+            assert f"rebuilding it from the vault (0 of about {chunks} chunks embedded)" in line, line
+            for op in ("note", "history", "neighbours"):
+                reply = request(daemon, op, note="Home", wait=5)
+                assert reply["ok"] is False and reply["error"]["message"] == line, (op, reply)
+            for command in ("note", "history", "neighbours"):
+                result = CliRunner().invoke(cli, [command, "Home", "--vault", str(toy_vault)])
+                assert result.exit_code == 1 and result.output == f"Error: {line}\n", (command, result.output)
+        finally:
+            release.set()
+        wait_until(lambda: service.rebuilding is None and not service.watcher.busy, 60, "the index rebuilt")
+        for op in ("note", "history", "neighbours"):
+            assert request(daemon, op, note="Home", wait=5)["ok"] is True, op
+        for command in ("note", "history", "neighbours"):
+            result = CliRunner().invoke(cli, [command, "Home", "--vault", str(toy_vault)])
+            assert result.exit_code == 0 and "Home" in result.output, (command, result.output)

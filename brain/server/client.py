@@ -452,6 +452,21 @@ def wait_for(timeout: float) -> float:
 STATUS_TRIES = 4
 
 
+def rebuilding(root: Path, *, timeout: float = 1.0) -> str | None:
+    """The line the vault's server says of every read while it rebuilds a lost index (deleted
+    under it), for the commands that read the index in-process (`brain note`, `history`,
+    `neighbours`): they said "no index yet: run `brain index`", or read the half-built one.
+    None when no server holds the vault's lock (no question asked) or none rebuilds."""
+    if not runtime.lock_is_held(root):
+        return None
+    answer = status(root, timeout=timeout)
+    progress = (answer or {}).get("rebuilding")
+    if not isinstance(progress, dict):
+        return None
+    failing = (answer or {}).get("indexing_failing")
+    return protocol.rebuild_said(progress, failing.get("why") if isinstance(failing, dict) else None)
+
+
 def status(root: Path, *, timeout: float = 1.0) -> dict[str, Any] | None:
     """The server's state, or None when no server answers."""
     try:

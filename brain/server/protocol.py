@@ -346,6 +346,19 @@ def rebuild_far(embedded: int, of_about: int) -> str:
     return f"{embedded:,} of about {of_about:,} chunks embedded" if of_about else f"{embedded:,} chunks embedded"
 
 
+def rebuild_said(progress: dict[str, Any], failed_why: str | None) -> str:
+    """What every read is told while the server rebuilds a lost index (status's ``rebuilding``,
+    ``progress``), in one line: `brain ask`, `brain note`, `brain history`, `brain neighbours`,
+    through the server or in-process, say the same. ``failed_why``: why its pass failed."""
+    why = progress.get("why")
+    if progress.get("failed"):
+        # the pass failed (a full disk): not "once it is done", which would be never
+        return f"{why}, but its pass failed ({failed_why}); the next change or rescan tries again"
+    embedded, of_about = progress.get("embedded"), progress.get("of_about")
+    far = rebuild_far(embedded, of_about) if isinstance(embedded, int) and isinstance(of_about, int) else "under way"
+    return f"{why} ({far}); ask again once it is done"
+
+
 # ----- recall results on the wire -------------------------------------------------------------
 
 

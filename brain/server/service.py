@@ -607,14 +607,7 @@ class Service:
     def rebuilt_so_far(self) -> str | None:
         """What a question is told while ``rebuilding``, with how far the pass is, in one line."""
         progress = self.rebuild_progress()
-        if progress is None:
-            return None
-        why = progress["why"]
-        far = protocol.rebuild_far(progress["embedded"], progress["of_about"])
-        if progress["failed"]:
-            # the pass failed (a full disk): not "once it is done", which would be never
-            return f"{why}, but its pass failed ({self.indexing.why}); the next change or rescan tries again"
-        return f"{why} ({far}); ask again once it is done"
+        return None if progress is None else protocol.rebuild_said(progress, self.indexing.why)
 
     def _moved(self) -> bool:
         """Whether the committed index differs from the snapshot's and is complete (links
@@ -1117,6 +1110,7 @@ class Service:
         from ..reading import DEFAULT_MAX_CHARS, read_note
         from ..recall.timeline import read_note_at
 
+        self._not_rebuilding()
         self._wait_for_snapshot(time.monotonic() + wait)
         limit = max_chars or DEFAULT_MAX_CHARS
         if as_of is not None:
@@ -1131,14 +1125,23 @@ class Service:
         note ``ref`` named then)."""
         from ..recall.timeline import history_of
 
+        self._not_rebuilding()
         self._wait_for_snapshot(time.monotonic() + wait)
         return self._read(lambda r: history_of(r.store, ref, last=last, as_of=as_of).as_dict())
 
     def neighbours(self, ref: str, *, wait: float = 0.0) -> dict[str, Any]:
         from ..reading import neighbours
 
+        self._not_rebuilding()
         self._wait_for_snapshot(time.monotonic() + wait)
         return self._read(lambda r: neighbours(r.store, ref))
+
+    def _not_rebuilding(self) -> None:
+        """A note's reads while a lost index is rebuilt: the line `brain ask` says. They answered
+        from the snapshot of the deleted index (or another vault's put in its place), in silence."""
+        rebuilding = self.rebuilt_so_far()
+        if rebuilding is not None:
+            raise BrainError(rebuilding)
 
     def _read(self, fn: Callable[[Recaller], T]) -> T:
         """``run`` for a note's reads: SQLite's failure is one line naming its fix, as the CLI's
