@@ -198,3 +198,29 @@ def test_note_history_and_neighbours_during_a_rebuild_say_it_as_ask_does(toy_vau
         for command in ("note", "history", "neighbours"):
             result = CliRunner().invoke(cli, [command, "Home", "--vault", str(toy_vault)])
             assert result.exit_code == 0 and "Home" in result.output, (command, result.output)
+
+
+def test_status_during_a_rebuild_does_not_send_the_user_to_brain_index(toy_vault, monkeypatch):
+    # "index: … (none yet)" and "pending: 35 new … (run `brain index`)" beside the notes line saying
+    # the server rebuilds it: a vault never indexed, and a second writer asked for
+    monkeypatch.setattr(service_module, "PROBE_EVERY", 0.1)
+    with served(toy_vault, rescan_seconds=3600) as daemon:
+        service = daemon.service
+        notes = service.status()["index"]["notes"]
+        release, begun = _held(service, monkeypatch)
+        shutil.rmtree(config.index_dir(toy_vault))
+        try:
+            wait_until(begun.is_set, 30, "a pass begun for the deleted index")
+            result = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)])
+            assert result.exit_code == 0, result.output
+            lines = {line.split(":", 1)[0]: line for line in result.output.splitlines()}
+            assert lines["index"].endswith("(none: brain serve is rebuilding it)"), lines["index"]
+            assert lines["pending"] == (
+                f"pending: {notes} new, 0 changed, 0 renamed, 0 deleted  "
+                "(brain serve is rebuilding the index; these are not in it yet)"
+            ), lines["pending"]
+        finally:
+            release.set()
+        wait_until(lambda: service.rebuilding is None and not service.watcher.busy, 60, "the index rebuilt")
+        result = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)])
+        assert "pending: 0 new, 0 changed, 0 renamed, 0 deleted  (up to date)" in result.output, result.output
