@@ -6,6 +6,7 @@ test (an event in-process, FAKE_LOAD_AFTER for a process): no timed assertion.""
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
@@ -134,3 +135,23 @@ def test_detach_no_wait_returns_while_the_model_loads(toy_vault, tmp_path, detac
 def test_no_wait_without_detach_is_a_usage_error(toy_vault):
     result = CliRunner().invoke(cli, ["serve", "--vault", str(toy_vault), "--no-wait"])
     assert result.exit_code == 2 and "--no-wait is for --detach" in result.output, result.output
+
+
+def test_the_last_error_a_start_logged_is_its_own_and_a_fifo_is_not_waited_on(tmp_path):
+    from brain.server.daemon import _last_error
+
+    log = tmp_path / "serve.log"
+    log.write_text(
+        "2026-12-07 21:49:04,306 pid=11 [v] ERROR the index of /v could not be opened\n"
+        "2026-12-07 21:49:04,307 pid=12 [v] ERROR another server's line\n"
+        "2026-12-07 21:49:04,308 pid=11 [v] INFO a line that is no error\n"
+    )
+    assert _last_error(log, "11") == "the index of /v could not be opened"
+    assert _last_error(log, "13") is None and _last_error(log, None) is None
+    fifo = tmp_path / "fifo.log"
+    os.mkfifo(fifo)
+    found: list[str | None] = []
+    reader = threading.Thread(target=lambda: found.append(_last_error(fifo, "11")), daemon=True)
+    reader.start()
+    reader.join(30)  # a guard against the hang (an open of a FIFO waits for a writer), not a speed bound
+    assert found == [None]

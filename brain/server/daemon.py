@@ -1554,8 +1554,10 @@ def run_detached(
     listening = next((line for line in lines if line.startswith("listening")), None)
     failure = next((line[6:] for line in lines if line.startswith("error")), None)
     if listening is None:
+        if failure:
+            return 1, failure
         last = _last_error(log_file, told_pid)
-        return 1, failure or f"brain serve did not start{f': {last}' if last else ''}; see the log: {log_file}"
+        return 1, f"brain serve did not start{f': {last}' if last else ''}; see the log: {log_file}"
     _, server_pid, path = listening.split(" ", 2)
     started = f"brain serve started for {root} (pid {server_pid}, socket {path})"
     if not wait:
@@ -1586,6 +1588,7 @@ def _told(read_end: int, root: Path, log_file: Path, *, wait: bool, say: Callabl
     as it begins and every ``PROGRESS_EVERY`` seconds while it goes on."""
     lines: list[str] = []
     said_where = False
+    pid = "?"
     doing, since = "starting", time.monotonic()
     last_said = since
     buffer = b""
@@ -1605,10 +1608,13 @@ def _told(read_end: int, root: Path, log_file: Path, *, wait: bool, say: Callabl
             for raw in complete:
                 line = raw.decode("utf-8", "replace").strip()
                 lines.append(line)
-                if line.startswith("pid ") and not said_where:
+                if line.startswith("pid "):
+                    pid = line[4:]
+                elif line.startswith(("listening", "doing ")) and not said_where:
+                    # said once its log is open (a log it cannot write is the error alone)
                     said_where = True
-                    say(f"brain serve: starting for {root} (pid {line[4:]}; the log: {log_file})")
-                elif line.startswith("doing "):
+                    say(f"brain serve: starting for {root} (pid {pid}; the log: {log_file})")
+                if line.startswith("doing "):
                     doing, since = line[6:], time.monotonic()
                     last_said = since
                     say(f"brain serve: {doing}…")
@@ -1624,12 +1630,19 @@ def _last_error(log_file: Path, pid: str | None) -> str | None:
     a start that failed says in one line, where it said only "see the log"."""
     if pid is None:
         return None
-    try:
-        with open(log_file, "rb") as f:
-            f.seek(max(0, os.fstat(f.fileno()).st_size - 65536))
-            tail = f.read().decode("utf-8", "replace").splitlines()
+    try:  # never blocking: a FIFO where the log goes waited for good for a writer
+        fd = os.open(log_file, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
         return None
+    with os.fdopen(fd, "rb") as f:
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            f.seek(max(0, st.st_size - 65536))
+            tail = f.read().decode("utf-8", "replace").splitlines()
+        except OSError:
+            return None
     mark = f" pid={pid} "
     for line in reversed(tail):
         if mark in line and " ERROR " in line:

@@ -400,7 +400,7 @@ class Service:
                 self._loading("loading the index")
                 self._refresh(quiet=True)  # answer from the index as it is while the first pass runs
             if self._snapshot is None:  # no index yet (or one that would not load): the first pass builds it
-                self._loading("indexing the vault (no index to load yet)")
+                self._loading("building the index from the vault")
         # A note heard of whose size and mtime stayed (chmod, setfacl, chown) is opened again: an
         # ACL that refuses it shows in no mode bit, and the walk kept it, served, until its next save
         heard = frozenset(p for p in batch.paths if p.lower().endswith(".md"))
