@@ -135,6 +135,8 @@ def test_detach_no_wait_returns_while_the_model_loads(toy_vault, tmp_path, detac
 def test_no_wait_without_detach_is_a_usage_error(toy_vault):
     result = CliRunner().invoke(cli, ["serve", "--vault", str(toy_vault), "--no-wait"])
     assert result.exit_code == 2 and "--no-wait is for --detach" in result.output, result.output
+    stop = CliRunner().invoke(cli, ["serve", "--vault", str(toy_vault), "--stop", "--no-wait"])
+    assert stop.exit_code == 2 and "--no-wait shapes one to start: drop it" in stop.output, stop.output
 
 
 def test_the_last_error_a_start_logged_is_its_own_and_a_fifo_is_not_waited_on(tmp_path):
