@@ -921,10 +921,32 @@ def _listed(dirpath: str) -> tuple[list[os.DirEntry[str]], int | None]:
 
 
 def _unreadable_vault(root: Path, err: OSError) -> ConfigError:
+    if err.errno in PASSING:  # not the folder's fault: `brain serve` under `ulimit -n 20` said chmod u+rx
+        return ConfigError(
+            f"cannot read the vault folder {root} ({err.strerror or err}): {_short_of(err.errno)}; "
+            "the index is left as it was: run again"
+        )
     return ConfigError(
         f"cannot read the vault folder {root} ({err.strerror or err}); the index is left as it was: "
         "make it readable and searchable by you (chmod u+rx)"
     )
+
+
+def _short_of(code: int | None) -> str:
+    """What a listing that failed for a passing reason (``PASSING``) was short of, and what gives more."""
+    if code == errno.EMFILE:
+        try:
+            import resource
+        except ImportError:  # Windows
+            return "every file this process may open is open"
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        most = "no limit" if soft == resource.RLIM_INFINITY else f"{soft:,}"
+        return f"every file this process may open is open ({most}, `ulimit -n`: a higher one, `ulimit -n 4096`, gives it more)"
+    if code == errno.ENFILE:
+        return "the system's table of open files is full (fs.file-max)"
+    if code == errno.ENOMEM:
+        return "the system is out of memory"
+    return "a failure of the moment, tried again already"
 
 
 def _join(folder: str, name: str) -> str:

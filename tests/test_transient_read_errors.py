@@ -314,3 +314,20 @@ def test_a_folder_whose_listing_fails_once_for_a_passing_reason_is_indexed(toy_v
     cooking = {p.relative_to(toy_vault).as_posix() for p in folder.glob("*.md")}
     assert cooking and cooking <= _paths(toy_vault)
     assert not any(path.startswith("Cooking") for path in _skipped(toy_vault))
+
+
+@pytest.mark.parametrize("err", [errno.EMFILE, errno.ENFILE, errno.ENOMEM], ids=errno.errorcode.get)
+def test_a_vault_folder_listed_short_of_files_says_what_ran_out_not_chmod(toy_vault, failing, err):
+    """The vault folder itself listed at the open-files limit at every try (`brain serve` under
+    `ulimit -n 20`, 40 clients asking): the line said to `chmod u+rx` a folder brain may read.
+    It names what ran out (`ulimit -n` for EMFILE), and the index keeps every note."""
+    _index(toy_vault)
+    before = _paths(toy_vault)
+    failing([toy_vault], err)
+    result = _invoke("index", "--vault", str(toy_vault))
+    line = result.output.strip().splitlines()[-1]
+    assert result.exit_code == 1 and f"cannot read the vault folder {toy_vault}" in line, result.output
+    assert "chmod" not in line and "left as it was" in line, line
+    assert ("ulimit -n" in line) == (err == errno.EMFILE), line
+    failing()
+    assert _paths(toy_vault) == before
