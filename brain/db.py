@@ -13,6 +13,7 @@ and a file that is not SQLite is refused as it is.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import sqlite3
@@ -346,6 +347,14 @@ def database_error(path: Path, exc: BaseException) -> BrainDatabaseError:
         return BrainDatabaseError(
             f"cannot write {path} ({text}): the file size limit (`ulimit -f`) stops a file at "
             f"{size_limit_words(limit)}; raise it (`ulimit -f unlimited`)"
+        )
+    full = name == "SQLITE_FULL" or "disk is full" in text
+    if full or (isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)):
+        # `brain prune --ledger` on a full disk said "brain.db: database or disk is full", no more
+        return BrainDatabaseError(
+            f"no room left to write {path} ({exc.strerror if isinstance(exc, OSError) else text}): free some "
+            "space on that disk (or set BRAIN_HOME to a folder on one with room) and run again; nothing "
+            "recorded before was lost"
         )
     if isinstance(exc, OSError):
         folder = exc.filename or path.parent

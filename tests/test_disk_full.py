@@ -309,3 +309,24 @@ def test_a_vector_file_write_past_the_file_size_limit_is_the_limit_named_by_inde
     line = str(raised.value)
     assert "\n" not in line and "file size limit" in line and "ulimit -f unlimited" in line, line
     assert "47.7 MB" in line, line
+
+
+def test_a_full_disk_under_the_brain_database_is_one_line_with_its_fix(tmp_path, monkeypatch):
+    """`brain prune --ledger` with brain.db on a full disk said "Error: …/brain.db: database or
+    disk is full" and nothing to do. SQLite's own SQLITE_FULL here (the file held to its pages,
+    as a full disk holds it), and the OSError of a folder that cannot be made: both name the disk
+    and the fix, and what was recorded before is kept."""
+    from brain.db import database_error
+
+    path = tmp_path / "brain.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE t (x)")
+    conn.execute(f"PRAGMA max_page_count = {conn.execute('PRAGMA page_count').fetchone()[0]}")
+    with pytest.raises(sqlite3.OperationalError) as raised:
+        conn.execute("INSERT INTO t VALUES (?)", ("x" * 100_000,))
+    conn.close()
+    for exc in (raised.value, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(tmp_path / "logs"))):
+        line = str(database_error(path, exc))
+        assert line.startswith(f"no room left to write {path} ("), line
+        assert "free some space on that disk" in line and "nothing recorded before was lost" in line, line
+        assert "make it writable" not in line and "\n" not in line, line
