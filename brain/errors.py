@@ -157,3 +157,24 @@ def bug_summary(exc: BaseException) -> str:
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" ({frames[-1].filename.replace(chr(92), '/').rpartition('/')[2]}:{frames[-1].lineno})" if frames else ""
     return f"{type(exc).__name__}: {message}{where}"
+
+
+def out_of_memory(exc: BaseException) -> str | None:
+    """What memory ran short, when ``exc`` is this process out of memory (a MemoryError, ENOMEM,
+    the loader's or a library's "Cannot allocate memory", as safetensors' mmap says it); else None."""
+    text = str(exc)
+    if not (
+        isinstance(exc, MemoryError)
+        or (isinstance(exc, OSError) and exc.errno == 12)  # ENOMEM
+        or "failed to map segment" in text
+        or "Cannot allocate memory" in text
+    ):
+        return None
+    try:
+        import resource
+    except ImportError:  # Windows
+        return "the machine has no more to give"
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if soft == resource.RLIM_INFINITY:
+        return "the machine has no more to give"
+    return f"this process may use {soft // 2**20} MB, `ulimit -v`"
