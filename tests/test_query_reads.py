@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import tracemalloc
 from collections import Counter
 
 import pytest
@@ -415,3 +416,46 @@ def test_each_notes_best_row_is_the_one_a_row_by_row_pass_picks():
         got = vectors._best_rows(vector)
         assert repr(list(got.items())) == repr(list(expected.items()))  # a NaN is not == itself
         assert all(type(row) is int and type(score) is float for row, score in got.values())
+
+
+def test_what_a_warm_process_keeps_stays_within_a_few_questions_reads():
+    """A warm process keeps the reads of its last few questions, not of hundreds: at 20,000
+    notes, the caps before (~57 MB) added a fifth to the peak RSS of a process that asked 200
+    fresh questions, for no CPU saved (``bench/query_reads_cost.py``): what they earn is a
+    question asked again soon after.
+    Each map filled past its limit by questions' worth of rows as large as the real vaults'
+    (a chunk row ~1.7 KB, a chunk's vector 386 bytes) holds under 10 MB at any time (~7 MB;
+    the caps before: 24 MB after 25 questions, more after more)."""
+    reads: StateReads[tuple] = StateReads()
+
+    def rows(ids: list[int]) -> dict[int, tuple]:
+        return {
+            i: (i, i // 5, f"area/note-{i // 5:06d}.md", f"Note {i // 5}", "Details", f"{i:08d}" + "w" * 1400, None)
+            for i in ids
+        }
+
+    def codes(note_ids: list[int]) -> list[tuple[int, int, bytes]]:
+        return [(5 * n + c, n, bytes([c]) * 386) for n in note_ids for c in range(5)]
+
+    def ints(ids: list[int]) -> dict[int, int]:
+        return {i: i + 1_000_000 for i in ids}
+
+    def briefs(ids: list[int]) -> dict[int, tuple[str, str]]:
+        return {i: (f"area/note-{i:06d}.md", f"Note {i}") for i in ids}
+
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for question in range(25):  # ~400 chunk rows, ~220 notes' vectors, ~540 chunks' notes a question
+            start = question * 1000
+            reads.chunk_rows(range(start, start + 400), rows)
+            reads.note_chunk_codes(range(start, start + 220), codes)
+            reads.chunk_note_ids(range(start, start + 540), ints)
+            reads.out_degrees(range(start, start + 240), ints)
+            reads.notes_brief(range(start, start + 140), briefs)
+            reads.note_chunk_counts(range(start, start + 240), ints)
+        held = tracemalloc.get_traced_memory()[1] - before  # the most it held at once
+    finally:
+        tracemalloc.stop()
+    assert held < 10 * 2**20, f"{held / 2**20:.1f} MB held"
+    assert len(reads._rows) >= 400 and reads._codes_held >= 1100  # the last question's, at least

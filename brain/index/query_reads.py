@@ -23,30 +23,33 @@ class StateReads(Generic[Row]):
     title, number of chunks and out-degree, as first read in this state of the index.
 
     A warm process (``brain serve``'s snapshot, ``brain mcp``, an in-process Recaller) asks
-    hundreds of queries of one state, and each asks again which notes ~500 chunks are of and
-    how many notes its anchors link to: 3-7% and 4-5% of a warm ask on the 13th-age SRD.
-    The store holds this for as long as the database is unchanged (``_unchanged_cache``), so
-    no entry outlives the state it was read from; it holds only what was asked, so it costs no
-    read up front. A map of every chunk would be 53 MB at 500,000 chunks (100,000 notes):
-    one that reaches ``LIMIT`` entries starts again empty (~21 MB at most).
+    many queries of one state. The store holds this for as long as the database is unchanged
+    (``_unchanged_cache``), so no entry outlives the state it was read from; it holds only what
+    was asked, so it costs no read up front.
 
-    The notes' chunk vectors as stored, which every lane scores its notes by, were the largest
-    spot of a warm ask (16% of its CPU on the 13th-age SRD and vaultofknowledge): each read of
-    a chunk's 386-byte vector walks its row, text and all. The chunk rows shown (text and all),
-    each note's path and title and its number of chunks were read again by every query too
-    (with the vectors, 16 of the 26 statements a warm ask ran of its own, FTS5's aside). Each
-    map starts again past its limit, holding the call that passed it: ``CODES_LIMIT`` chunks'
-    vectors (~600 bytes a chunk: ~15 MB; a 100,000-note vault has ~500,000 chunks),
-    ``ROWS_LIMIT`` rows (1.5-1.9 KB a chunk on the two real vaults: ~15 MB), ``NOTES_LIMIT``
-    notes' paths and chunk counts (~6 MB): with the maps above, ~57 MB at most, whatever the
-    vault's size. After every query of the benchmark sets they hold 7 MB on the SRD (1,003
-    notes) and 13 MB on vaultofknowledge (2,721).
+    What it earns is a question asked again soon after (a user asking it again, an agent
+    searching again, ``bench/ask_profile.py``'s repeats): it reads nothing, 0.65 of the CPU time
+    of the ask with this off at 20,000 notes (bench/scale.py's vault), 0.67 on the 13th-age SRD
+    (the chunk rows shown and the notes' chunk vectors as stored walk each chunk's row, text and
+    all). A fresh question gains little (0.95 at 20,000 notes), nor do the lanes of one question
+    sharing their reads (a one-shot ``brain ask``: 1.00); on a vault small enough that its
+    questions soon cover it (the SRD: 1,003 notes, 2,600 chunks) most fresh reads are held
+    too. So each map holds about the last few questions' reads and starts again empty past its
+    limit, holding the call that passed it: ``ROWS_LIMIT`` chunk rows (1.5-1.9 KB each on the
+    two real vaults), ``CODES_LIMIT`` chunks' vectors (~600 bytes each), ``NOTES_LIMIT``
+    notes' paths, titles and chunk counts, ``LIMIT`` chunks' notes and notes' out-degrees (a
+    question at 20,000 notes reads ~400 rows, ~1,100 vectors and ~540 chunks' notes): ~7 MB
+    at most, whatever the vault's size (tests/test_query_reads.py). The caps before (8,000
+    rows, 25,000 vectors, 20,000 and 200,000 entries: ~57 MB) added a fifth to the peak RSS of
+    a process that asked fresh questions at 20,000 notes (100 questions: 189 → 227 MB; these
+    caps: 195) and saved the same CPU on a question asked again at once, more only on one asked
+    again after a hundred others (0.85-0.89, these caps 0.98; ``bench/query_reads_cost.py``).
     """
 
-    LIMIT = 200_000
-    CODES_LIMIT = 25_000
-    ROWS_LIMIT = 8_000
-    NOTES_LIMIT = 20_000
+    LIMIT = 4_000
+    CODES_LIMIT = 5_000
+    ROWS_LIMIT = 2_000
+    NOTES_LIMIT = 2_000
 
     def __init__(self) -> None:
         self._note_of: dict[int, int | None] = {}  # None: no such chunk
