@@ -788,7 +788,8 @@ def test_anchor_lanes_find_a_note_by_words_only_its_backlinks_use(anchored_vault
 
 
 def test_anchor_votes_skip_self_links_and_links_outside_the_passage(tmp_path, closing):
-    from brain.recall.anchors import linked_from_chunks, written_targets
+    from brain.links import written_targets
+    from brain.recall.anchors import linked_from_chunks
 
     assert written_targets('see [[B|bee]] and [[C#Top]], [x](a%20b.md#h) [y](<c d.md> "t")') == [
         "B",
@@ -1500,3 +1501,37 @@ def test_a_misspelt_russian_name_with_i_kratkoe_is_searched_as_that_name(tmp_pat
     assert match_expression(store, "байкла озеро", index.respellings) == '"байкал"'
     assert match_expression(store, "чайковскйи", index.respellings) == '"чайковский"'
     assert recaller.ask("байкла озеро", "hybrid", RecallSettings(k=5)).lanes["lexical"][0].path == "Места/Байкал.md"
+
+
+def test_anchor_lanes_read_a_passage_s_links_as_the_index_read_them(tmp_path, closing):
+    """A passage links to the notes the index found linked in it (``links.extract_links``), not
+    to what a second reading finds: a markdown link to a name with parentheses, one with a title
+    in single quotes, a link inside inline code, a fence or an HTML comment, a ```statblock's
+    link (``BRAIN_LINK_FENCES``'s default)."""
+    root = tmp_path / "v"
+    write(
+        root,
+        "A.md",
+        "# One\n\n"
+        + "alpha words here. " * 20
+        + "Notes of [the meeting](Meeting%20(2024).md) and [the plan](Plan.md 'The plan').\n"
+        + "Write `[[Code]]` for a link; <!-- [[Hidden]] --> here.\n\n"
+        + "```\n[[Fenced]]\n```\n\n```statblock\nname: [[Beast]]\n```\n\n# Two\n\n"
+        + "beta words there. " * 20
+        + "Then [[Code]], [[Hidden]] and [[Fenced]].\n",
+    )
+    for name in ("Meeting (2024)", "Plan", "Code", "Hidden", "Fenced", "Beast"):
+        write(root, f"{name}.md", f"{name} text\n")
+    index_vault(root, progress=False)
+    recaller = closing(open_recaller(root))
+    from brain.recall.anchors import linked_from_chunks
+
+    ids = dict(recaller.store.conn.execute("SELECT path, id FROM notes"))
+    chunks = [
+        c[0]
+        for c in recaller.store.conn.execute("SELECT id FROM chunks WHERE note_id = ? ORDER BY ordinal", (ids["A.md"],))
+    ]
+    assert len(chunks) == 2
+    linked = linked_from_chunks(recaller.store, chunks)
+    assert linked[chunks[0]] == [ids["Meeting (2024).md"], ids["Plan.md"], ids["Beast.md"]]
+    assert linked[chunks[1]] == [ids["Code.md"], ids["Hidden.md"], ids["Fenced.md"]]

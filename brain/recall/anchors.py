@@ -14,19 +14,18 @@ A passage that links to many notes says little about each, and an index note lin
 everything: a vote is scaled by 1/√(links in the passage) and, from a note with more than
 ``hub`` outgoing links, by √(hub / its links). A note is ranked by its best vote; links to
 itself do not count. No schema of its own: a link belongs to a passage when the passage's
-text holds the link as written (``[[Target``, or ``](target`` for markdown links), resolved as
-the index resolved its note's links (``IndexStore.written_link_targets``; for the past, as
-they were recorded then).
+text holds the link, read as the index read its note's (``links.written_targets``: not in code
+or comments, in fences of ``BRAIN_LINK_FENCES``'s languages), resolved as the index resolved
+them (``IndexStore.written_link_targets``; for the past, as they were recorded then).
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
-from urllib.parse import unquote
 
+from ..links import written_targets
 from .dense import best_chunks, candidates_for
 from .live import live_hits
 from .ties import top_notes
@@ -41,19 +40,6 @@ if TYPE_CHECKING:
 CHUNKS_PER_NOTE = 2
 # Chunks whose links a store keeps while the index is unchanged (``_links``): a few MB.
 LINKS_KEPT = 100_000
-
-_WIKI = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
-_MD = re.compile(r"\]\(\s*<?([^)>\n]+?)>?(?:\s+\"[^\"]*\")?\s*\)")
-
-
-def written_targets(text: str) -> list[str]:
-    """Link targets as written in a passage: [[Target|x]] → "Target", [x](a%20b.md#h) → "a b.md"."""
-    out = []
-    for match in _WIKI.finditer(text):
-        out.append(match.group(1).split("|", 1)[0].split("#", 1)[0].strip().removesuffix("\\"))
-    for match in _MD.finditer(text):
-        out.append(unquote(match.group(1)).split("#", 1)[0].strip())
-    return out
 
 
 def linked_from_chunks(store: IndexStore, chunk_ids: Sequence[int]) -> dict[int, list[int]]:
@@ -76,6 +62,9 @@ def _links(store: IndexStore, chunk_ids: Sequence[int]) -> tuple[dict[int, list[
         if len(known) + len(missing) > LINKS_KEPT:
             known.clear()
         rows = store.chunk_rows(missing)
+        # Read as the index read its notes' links: in fences of its languages too (the meta the
+        # indexer writes, ``indexer._read_fences``): a ```statblock's links vote as the index counts them.
+        fences = frozenset(filter(None, (store.get_meta("link_fences") or "").split(",")))
         resolved = store.written_link_targets(sorted({row.note_id for row in rows.values()}))
         for chunk_id in missing:
             row = rows.get(chunk_id)
@@ -83,7 +72,7 @@ def _links(store: IndexStore, chunk_ids: Sequence[int]) -> tuple[dict[int, list[
                 known[chunk_id] = None
                 continue
             targets: list[int] = []
-            for written in written_targets(row.text):
+            for written in written_targets(row.text, fences):
                 target_id = resolved.get((row.note_id, written))
                 if target_id is not None and target_id not in targets:
                     targets.append(target_id)
