@@ -14,7 +14,7 @@ from conftest import TOY_VAULT
 from index_helpers import IndexView, index_into
 
 from brain.chunking import chunk_body
-from brain.links import Link, Resolver, extract_links, first_match, is_attachment, mask_code, nearest
+from brain.links import Link, Resolver, extract_links, first_match, is_attachment, mask_code, nearest, written_targets
 from brain.notes import inline_tags, parse_note
 
 # ----- extraction -------------------------------------------------------------------------
@@ -722,3 +722,20 @@ def test_m029_reads_again_exactly_the_notes_whose_links_resolve_from_their_folde
     with IndexView(directory) as view:
         assert view.targets("A/Back.md") == view.targets("A/Rooted.md") == {"Other/Note.md"}
         assert view.targets("A/Here.md") == {"A/Sib.md"}
+
+
+def test_written_targets_reads_a_passage_as_extract_links_does_but_its_indentation():
+    """The anchor lanes' reading of a passage: the index's (no link in code or a comment; the
+    forms ``extract_links`` reads), but a passage cut from inside a nested list is not indented
+    code (read so, the SRD's bestiary index lost 885 links in 55 passages)."""
+    text = (
+        "[a](Meeting%20(2024).md#Top) [b](Plan.md 'The plan') ![[Pic.png]] [[T\\|x]] `[[Code]]`"
+        " <!-- [[Hidden]] --> [[#Here]] [w](https://en.wikipedia.org/wiki/Foo_(bar))\n"
+        "```\n[[Fenced]]\n```\n```statblock\nname: [[Beast]]\n```\n"
+    )
+    assert written_targets(text) == ["Meeting (2024).md", "Plan.md", "Pic.png", "T"]
+    assert written_targets(text, frozenset({"statblock"})) == ["Meeting (2024).md", "Plan.md", "Pic.png", "T", "Beast"]
+    nested = "\t\t- [[A|a]]\n\t\t- [B](B.md)\n\n    - [[C]]\n"
+    assert [link.target for link in extract_links(nested)] == []  # read as a note: indented code
+    assert written_targets(nested) == ["A", "B.md", "C"]
+    assert written_targets("no link here") == []
