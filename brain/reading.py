@@ -95,8 +95,29 @@ class NoteMatch:
         """One line for the reader when the name fits several notes; None when it fits one."""
         if not self.others:
             return None
-        listed = ", ".join([f"{self.path} (shown)", *self.others])
+        shown, *others = told_apart([self.path, *self.others])
+        listed = ", ".join([f"{shown} (shown)", *others])
         return f"{len(self.others) + 1} notes are named {ref.strip()}: {listed}; give the path"
+
+
+def told_apart(names: list[str]) -> list[str]:
+    """``names`` as a message lists them, each that reads as another of them (the same composed,
+    other bytes) with how its accents are written: on Linux a vault may hold ``Café.md`` typed
+    composed and decomposed (as macOS writes names), and listed bare the two looked one name.
+    ``Café.md [composed]``, ``Café.md [decomposed]`` (``[mixed]``: some of each)."""
+    seen: dict[str, set[str]] = {}
+    for name in names:
+        seen.setdefault(unicodedata.normalize("NFC", name), set()).add(name)
+    return [
+        f"{name} [{_composition(name)}]" if len(seen[unicodedata.normalize("NFC", name)]) > 1 else name
+        for name in names
+    ]
+
+
+def _composition(name: str) -> str:
+    if unicodedata.is_normalized("NFC", name):
+        return "composed"
+    return "decomposed" if unicodedata.is_normalized("NFD", name) else "mixed"
 
 
 def find_note(store: IndexStore, ref: str) -> str:
@@ -148,7 +169,7 @@ def no_note_named(ref: str, where: str, titles: Iterable[str], looked_for: str |
     ``suggested`` False (the CLI then says how to find the note by what it says)."""
     wanted = ref.strip() if looked_for is None else looked_for
     close = difflib.get_close_matches(wanted, sorted(set(titles)), n=3, cutoff=0.6)
-    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    hint = f"; did you mean {', '.join(told_apart([repr(c) for c in close]))}?" if close else ""
     return NoNoteNamed(f"no note {quoted(ref)} {where}{hint}", suggested=bool(close))
 
 

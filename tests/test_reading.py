@@ -452,6 +452,25 @@ def test_a_name_spelled_as_typed_wins_over_one_equal_ignoring_case_or_form(tmp_p
     assert out.exit_code == 0 and "content B" in out.stdout and out.stderr == ""
 
 
+def test_two_notes_whose_names_differ_only_in_composition_are_told_apart(tmp_path):
+    # `brain note café` said "2 notes are named café: Café.md (shown), Café.md": two names that
+    # read as one, the one to give not said (a Linux vault holds both, macOS writes decomposed).
+    composed, decomposed = "Café", unicodedata.normalize("NFD", "Café")
+    root, store = _index_notes(tmp_path, {f"{composed}.md": "composed\n", f"{decomposed}.md": "decomposed\n"})
+    store.close()
+    assert os.path.exists(root / f"{decomposed}.md")  # two files, not one (not macOS)
+    out = CliRunner().invoke(cli, ["note", "--vault", str(root), "café"])
+    assert out.exit_code == 0
+    assert out.stderr == (
+        f"2 notes are named café: {decomposed}.md [decomposed] (shown), {composed}.md [composed]; give the path\n"
+    )
+    out = CliRunner().invoke(cli, ["note", "--vault", str(root), "Cafe"])
+    assert out.exit_code == 1
+    assert f"did you mean '{decomposed}' [decomposed], '{composed}' [composed]?" in out.stderr
+    out = CliRunner().invoke(cli, ["note", "--vault", str(root), composed])  # as typed: one note, nothing said
+    assert out.exit_code == 0 and out.stderr == "" and "composed" in out.stdout
+
+
 def test_a_name_several_notes_share_is_shown_and_said(tmp_path):
     root, store = _index_notes(
         tmp_path,
