@@ -35,7 +35,8 @@ every round (so kills pile up on what the last ones left), the checks:
                          once, a killed hook's, or one its watchdog ended, at most once; none that a
                          finished `brain prune --ledger --before` dropped; nothing nobody fed (a
                          hook out of time fed the `<session>:partial:<size>` row hook.log says it
-                         wrote: its turn's own row, as a killed hook's, at most once)
+                         wrote: its turn's own row, as a killed hook's, at most once). A hook's
+                         lines are its pid's stamped while it ran, in hook.log and hook.log.1
     kept aside           nothing left in brain.db.kept-aside/ (nor in rejected/) but its lock
     processes            no process of the run left but the server (a hook's catch-up: 30 s to end)
     one line             a process stopped by Ctrl-C or SIGTERM prints no traceback
@@ -112,6 +113,8 @@ class Run:
     args: list[str]
     proc: subprocess.Popen
     started: float
+    began_at: float = 0.0  # wall time just before it was started: its hook.log lines come after
+    ended_at: float = float("inf")  # wall time it was first seen ended: its lines come before
     kill_at: float | None = None
     killed: bool = False
     turn: str | None = None  # the turn key a hook was fed
@@ -235,6 +238,7 @@ def start(state: State, name: str, args: list[str], *, stdin: bytes | None = Non
     logs = state.work / "out"
     logs.mkdir(exist_ok=True)
     stem = logs / uuid.uuid4().hex[:12]
+    began_at = time.time()
     with open(f"{stem}.out", "wb") as out, open(f"{stem}.err", "wb") as err:
         proc = subprocess.Popen(
             command,
@@ -252,7 +256,7 @@ def start(state: State, name: str, args: list[str], *, stdin: bytes | None = Non
         except OSError:
             pass
         proc.stdin = None
-    run = Run(name, args, proc, time.monotonic())
+    run = Run(name, args, proc, time.monotonic(), began_at=began_at)
     run.stem = stem
     return run
 
@@ -536,41 +540,79 @@ def round_runs(state: State, sessions: list[str], turn_numbers: dict[str, int]) 
     return runs
 
 
-def hooks_gave_up(state: State) -> set[int]:
-    """The pids of hooks whose watchdog ended them at their budget (hook.log says so)."""
-    log = state.home / "logs" / "hook.log"
-    try:
-        text = log.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return set()
-    return {int(m) for m in re.findall(r"pid=(\d+) (?:prompt: )?gave up after", text)}  # the Stop and prompt hooks
+@dataclass
+class HookLine:
+    pid: int
+    at: float  # Unix time, to the millisecond brain writes
+    text: str  # what follows "pid=N "
+
+
+# hook.log's line: "2026-12-07T21:47:05.123Z pid=4242 ..." (brain/ledger/hook.py's log_line)
+_HOOK_LINE = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3})Z pid=(\d+) (.*)$", re.M)
+
+
+def hook_log(state: State) -> list[HookLine]:
+    """hook.log's lines, its moved-aside generation (hook.log.1) first: a hook.log over its cap
+    is moved there before the next line is written, so a round's lines may be in either."""
+    lines = []
+    for name in ("hook.log.1", "hook.log"):
+        try:
+            text = (state.home / "logs" / name).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for stamp, pid, rest in _HOOK_LINE.findall(text):
+            at = dt.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%f").replace(tzinfo=dt.timezone.utc).timestamp()
+            lines.append(HookLine(int(pid), at, rest))
+    return lines
+
+
+def run_lines(lines: list[HookLine], run: Run) -> list[str]:
+    """What ``run`` wrote in hook.log: its pid's lines stamped while it ran. A pid is used again
+    (another hook, a hook's catch-up process): a later process's lines come after ``run`` ended,
+    an earlier one's before it began. Stamps are cut to the millisecond: 1 ms either side."""
+    return [
+        line.text
+        for line in lines
+        if line.pid == run.proc.pid and run.began_at - 0.001 <= line.at <= run.ended_at + 0.001
+    ]
+
+
+def gave_up(lines: list[HookLine], run: Run) -> bool:
+    """Whether ``run``'s watchdog ended it at its budget (the Stop hook's "gave up after", the
+    prompt hook's "prompt: gave up after")."""
+    return any(re.match(r"(?:prompt: )?gave up after", text) for text in run_lines(lines, run))
 
 
 # hook.log's line of a Stop hook that ran out of time reading its turn and wrote what it could
-_PARTIAL = re.compile(
-    r"pid=(\d+) out of time reading .*: (?:recorded a partial row|a partial row kept aside), (\S+)$", re.M
-)
+_PARTIAL = re.compile(r"out of time reading .*: (?:recorded a partial row|a partial row kept aside), (\S+)$")
 
 
-def hooks_partial(state: State) -> dict[int, str]:
-    """The pids of Stop hooks that recorded a partial row (or kept one aside), each with its key:
+def partial_key(lines: list[HookLine], run: Run) -> str | None:
+    """The key of the partial row ``run`` (a Stop hook) recorded or kept aside, if it did:
     ``<session>:partial:<size>`` when the hook had not found the turn's prompt id, else the turn's
     own (``brain/ledger/hook.py``'s ``partial_row``; the README documents both)."""
-    try:
-        text = (state.home / "logs" / "hook.log").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return {}
-    return {int(pid): key for pid, key in _PARTIAL.findall(text)}
+    for text in run_lines(lines, run):
+        if found := _PARTIAL.match(text):
+            return found.group(1)
+    return None
 
 
-def partial_turn(partials: dict[int, str], run: Run, fed: set[str]) -> bool:
+def partial_turn(lines: list[HookLine], run: Run, fed: set[str]) -> bool:
     """Whether ``run``'s hook wrote a partial row under another key than its turn's (its turn's
     full row may then never come: there at most once, as a killed hook's); its key goes in ``fed``."""
-    key = partials.get(run.proc.pid) if run.turn and not run.turn.startswith("fixture:") else None
+    key = partial_key(lines, run) if run.turn and not run.turn.startswith("fixture:") else None
     if key is None:
         return False
     fed.add(key)
     return key != run.turn
+
+
+def seen_ended(runs: list[Run]) -> None:
+    """Stamps each of ``runs`` that has ended since the last look with the time (``Run.ended_at``)."""
+    now = time.time()
+    for r in runs:
+        if r.ended_at == float("inf") and r.proc.poll() is not None:
+            r.ended_at = now
 
 
 def play_round(state: State, number: int, sessions: list[str], turn_numbers: dict[str, int]) -> None:
@@ -585,6 +627,7 @@ def play_round(state: State, number: int, sessions: list[str], turn_numbers: dic
     edit_at = time.monotonic() + rng.uniform(0.1, 2.0)
     deadline = time.monotonic() + SETTLE_TIMEOUT
     while any(r.proc.poll() is None for r in runs):
+        seen_ended(runs)
         now = time.monotonic()
         for r in runs:
             if r.kill_at is not None and not r.killed and now >= r.kill_at and r.proc.poll() is None:
@@ -615,7 +658,8 @@ def play_round(state: State, number: int, sessions: list[str], turn_numbers: dic
         time.sleep(0.02)
     for r in runs:
         r.proc.wait()
-    partials = hooks_partial(state)  # read once every hook of the round has exited
+    seen_ended(runs)
+    lines = hook_log(state)  # read once every hook of the round has exited
     for r in runs:
         if r.stem is not None:
             r.out, r.err = Path(f"{r.stem}.out").read_bytes(), Path(f"{r.stem}.err").read_bytes()
@@ -623,13 +667,13 @@ def play_round(state: State, number: int, sessions: list[str], turn_numbers: dic
             Path(f"{r.stem}.err").unlink()
         code = r.proc.returncode
         count(state, r.name)
-        gave_up = r.proc.pid in hooks_gave_up(state)  # its watchdog ended it at its budget: said in hook.log
+        out_of_budget = gave_up(lines, r)  # its watchdog ended it at its budget: said in hook.log
         if r.prompt:
-            (state.prompts_killed if r.killed or gave_up else state.prompts_done).add(r.prompt)
-        partial = partial_turn(partials, r, state.turns_partial)
+            (state.prompts_killed if r.killed or out_of_budget else state.prompts_done).add(r.prompt)
+        partial = partial_turn(lines, r, state.turns_partial)
         if partial:
             count(state, "hooks out of time: a partial row")
-        if gave_up and r.turn and not r.turn.startswith("fixture:"):
+        if out_of_budget and r.turn and not r.turn.startswith("fixture:"):
             count(state, "hooks out of budget")
             state.turns_killed.add(r.turn)
             continue
@@ -723,6 +767,7 @@ def upgrade_round(state: State, number: int) -> None:
     killed_catch_up = False
     deadline = time.monotonic() + SETTLE_TIMEOUT
     while (any(r.proc.poll() is None for r in runs) or kill_catch_up) and time.monotonic() < deadline:
+        seen_ended(runs)
         if kill_catch_up:
             for pid, cmd in ours(state):
                 if "brain.ledger.catch_up" in cmd and rng.random() < 0.3:
@@ -744,14 +789,15 @@ def upgrade_round(state: State, number: int) -> None:
             state.broken.append(f"{where}: {r.name} still running after {SETTLE_TIMEOUT:.0f} s")
             r.proc.kill()
         r.proc.wait()
-    partials = hooks_partial(state)
+    seen_ended(runs)
+    lines = hook_log(state)
     written: set[str] = set()  # the keys of partial rows hooks out of time wrote
     for r in runs:
         count(state, r.name)
         err = Path(f"{r.stem}.err").read_bytes() if r.stem else b""
-        partial = partial_turn(partials, r, written)
+        partial = partial_turn(lines, r, written)
         if r.turn:  # a hook its watchdog ended (a loaded machine) may have lost its turn, as a killed one
-            (killed if r.killed or partial or r.proc.pid in hooks_gave_up(state) else done).add(r.turn)
+            (killed if r.killed or partial or gave_up(lines, r) else done).add(r.turn)
         if not r.killed and r.proc.returncode != 0:
             state.broken.append(
                 f"{where}: {r.name} exited {r.proc.returncode}: {err.decode(errors='replace')[-300:].strip()}"

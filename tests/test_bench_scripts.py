@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from bench_helpers import bench_script
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"
@@ -218,10 +219,12 @@ def test_chaos_tells_a_hook_its_watchdog_ended_from_one_that_lost_its_row(tmp_pa
     # bench/chaos.py read hook.log's "pid=N gave up after" to tell a hook its budget ended (no
     # row owed) from one that exited and lost its row; the prompt hook writes "pid=N prompt: gave
     # up after", so on a loaded machine chaos called its missing recalls row broken
-    import importlib.util
+    import time
     import types
 
+    chaos = bench_script("chaos")
     home = tmp_path / "home"
+    began = time.time()
     child = subprocess.Popen(
         [
             sys.executable,
@@ -232,12 +235,54 @@ def test_chaos_tells_a_hook_its_watchdog_ended_from_one_that_lost_its_row(tmp_pa
         env={**os.environ, "BRAIN_HOME": str(home), "PYTHONPATH": str(ROOT)},
     )
     assert child.wait(timeout=60) == 0  # ended by its watchdog, as a hook is
-    spec = importlib.util.spec_from_file_location("chaos_bench", BENCH / "chaos.py")
-    assert spec is not None and spec.loader is not None
-    chaos = importlib.util.module_from_spec(spec)
-    sys.modules["chaos_bench"] = chaos  # its dataclasses look their module up
-    try:
-        spec.loader.exec_module(chaos)
-        assert chaos.hooks_gave_up(types.SimpleNamespace(home=home)) == {child.pid}
-    finally:
-        del sys.modules["chaos_bench"]
+    run = chaos.Run("hook", [], child, 0.0, began_at=began, ended_at=time.time())
+    assert chaos.gave_up(chaos.hook_log(types.SimpleNamespace(home=home)), run)
+
+
+def _hook_line(at: float, pid: int, text: str) -> str:
+    from brain.ledger.store import utc_now
+
+    return f"{utc_now(at)} pid={pid} {text}\n"
+
+
+def test_chaos_reads_a_hooks_lines_in_the_moved_aside_log_and_not_those_of_another_process_with_its_pid(tmp_path):
+    # chaos read hook.log alone, by pid alone, over the whole run: a hook.log moved to hook.log.1
+    # (over 1 MB) hid a hook's "gave up" line, and its unowed row was called lost; a pid used
+    # again (an earlier hook's, a catch-up's after) lent a hook another's "gave up" or partial
+    # row, which hid a row it did lose. Its lines are its pid's stamped while it ran, both files.
+    import types
+
+    chaos = bench_script("chaos")
+    logs = tmp_path / "home" / "logs"
+    logs.mkdir(parents=True)
+    t = 1_800_000_000.0
+    partial = "out of time reading /t.jsonl: recorded a partial row, s1:partial:42"
+    (logs / "hook.log.1").write_text(
+        _hook_line(t + 1, 100, "gave up after 2 s")  # an earlier hook with pid 100
+        + _hook_line(t + 1.5, 300, partial)  # an earlier hook with pid 300
+        + _hook_line(t + 12, 200, "prompt: gave up after 2 s"),  # hook 200, its log moved aside after
+        encoding="utf-8",
+    )
+    (logs / "hook.log").write_text(
+        _hook_line(t + 13, 400, "catch-up: recorded 1 row")
+        + _hook_line(t + 30, 500, "gave up after 2 s")  # a catch-up with pid 500 after the hook
+        + _hook_line(t + 31, 600, partial.replace("s1:", "s6:")),
+        encoding="utf-8",
+    )
+    lines = chaos.hook_log(types.SimpleNamespace(home=tmp_path / "home"))
+
+    def run(pid: int, began: float, ended: float, turn: str = "s:turn") -> object:
+        return chaos.Run(
+            "hook", [], types.SimpleNamespace(pid=pid), 0.0, began_at=t + began, ended_at=t + ended, turn=turn
+        )
+
+    assert chaos.gave_up(lines, run(200, 10, 12.5))  # its line in hook.log.1
+    assert not chaos.gave_up(lines, run(100, 10, 12.5))  # pid 100's line was an earlier hook's
+    assert not chaos.gave_up(lines, run(500, 10, 12.5))  # and pid 500's a later process's
+    assert chaos.partial_key(lines, run(300, 10, 12.5)) is None
+    assert chaos.partial_key(lines, run(600, 29, 31.2)) == "s6:partial:42"
+    fed: set[str] = set()
+    assert not chaos.partial_turn(lines, run(300, 10, 12.5), fed) and not fed
+    assert chaos.partial_turn(lines, run(600, 29, 31.2), fed) and fed == {"s6:partial:42"}
+    # a stamp is cut to the millisecond: a line in the run's first millisecond is still its own
+    assert chaos.gave_up(lines, run(500, 30.0004, 30.5))
