@@ -826,7 +826,10 @@ def _answer(process: subprocess.Popen, timeout: float = 120) -> dict:
             process.wait(60)
         stderr = process.stderr.read().decode(errors="replace") if process.poll() is not None else "(still running)"
         pytest.fail(f"brain mcp closed its stdout without an answer (exit {process.poll()}): {stderr[-3000:]}")
-    return json.loads(line)
+    try:
+        return json.loads(line)
+    except ValueError:  # something else on the wire (a stray print before the SDK took stdout): said whole
+        pytest.fail(f"brain mcp wrote a line that is no JSON where an answer was due: {line[:2000]!r}")
 
 
 @pytest.mark.slow
@@ -1018,9 +1021,43 @@ def test_a_client_that_stops_reading_ends_brain_mcp_without_a_traceback(toy_vaul
         assert process.returncode == 0
 
 
+# write(2) and writev(2) as /proc/<pid>/task/<tid>/syscall numbers them, by machine
+_WRITE_CALLS = {"x86_64": {"1", "20"}, "aarch64": {"64", "66"}, "riscv64": {"64", "66"}, "i686": {"4", "146"}}
+
+
+def _writing_to(process: subprocess.Popen, pipe: int) -> bool | None:
+    """Whether a thread of ``process`` is in write() to the pipe whose read end is ``pipe`` here
+    (its syscall file names the call and its fd, the fd's link the pipe); None where /proc cannot
+    tell (not Linux, another machine, another user's process)."""
+    import platform
+
+    calls = _WRITE_CALLS.get(platform.machine())
+    tasks = Path(f"/proc/{process.pid}/task")
+    if calls is None or not tasks.is_dir():
+        return None
+    wanted, told = f"pipe:[{os.fstat(pipe).st_ino}]", False
+    for task in tasks.iterdir():
+        try:
+            fields = (task / "syscall").read_text().split()
+        except PermissionError:
+            continue
+        except OSError:  # the thread has ended
+            told = True
+            continue
+        told = True
+        if len(fields) > 1 and fields[0] in calls:
+            with contextlib.suppress(OSError, ValueError):
+                if os.readlink(f"/proc/{process.pid}/fd/{int(fields[1], 16)}") == wanted:
+                    return True
+    return False if told else None
+
+
 def _wait_blocked_on(process: subprocess.Popen) -> None:
-    """Until ``process`` is blocked writing to its stdout: the pipe over half full and still for
-    half a second (its pages hold less than its capacity when the writer stops: 59,836 of 65,536)."""
+    """Until ``process`` is blocked writing to its stdout, the pipe full: on Linux a thread of it
+    is seen in write() to the pipe twice running and the pipe over half full (its pages hold less
+    than its capacity when the writer stops: 59,836 of 65,536); elsewhere the pipe over half full
+    and still for half a second, a guess by time that a writer given no CPU for half a second (a
+    loaded machine) passes too."""
     import array
     import fcntl
     import termios
@@ -1031,15 +1068,49 @@ def _wait_blocked_on(process: subprocess.Popen) -> None:
         return count[0]
 
     half = fcntl.fcntl(process.stdout.fileno(), fcntl.F_GETPIPE_SZ) // 2
-    deadline, last, since = time.monotonic() + 120, -1, time.monotonic()
+    deadline, last, since, seen = time.monotonic() + 300, -1, time.monotonic(), 0
     while True:
         now, held = time.monotonic(), unread()
-        if held != last:
+        writing = _writing_to(process, process.stdout.fileno())
+        if writing is not None:
+            seen = seen + 1 if writing and held > half else 0
+            if seen >= 2:
+                return
+        elif held != last:
             last, since = held, now
         elif held > half and now - since >= 0.5:
             return
         assert now < deadline and process.poll() is None, f"brain mcp never filled its stdout ({held} bytes)"
         time.sleep(0.05)
+
+
+def test_the_wait_for_a_full_stdout_is_not_fooled_by_a_writer_that_pauses(tmp_path):
+    # _wait_blocked_on guessed by time: the pipe over half full and still for half a second. A
+    # writer given no CPU that long (a loaded machine) looked blocked, and the closes-stdin test
+    # closed stdin early. A writer that pauses 3 s with the pipe 40 KB full, then fills it:
+    # the wait ends only once it is in the write that cannot end (its mark written before).
+    mark = tmp_path / "filling"
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import os, sys, time\n"
+            "os.write(1, b'x' * 40_000)\n"
+            "time.sleep(3)\n"
+            f"open({str(mark)!r}, 'w').close()\n"
+            "os.write(1, b'y' * 200_000)\n",
+        ],
+        stdout=subprocess.PIPE,
+    )
+    try:
+        if _writing_to(writer, writer.stdout.fileno()) is None:
+            pytest.skip("/proc does not say what a thread is doing here")
+        _wait_blocked_on(writer)
+        assert mark.exists(), "the wait ended while the writer was only paused"
+    finally:
+        writer.kill()
+        writer.wait(60)
+        writer.stdout.close()
 
 
 @pytest.mark.slow
