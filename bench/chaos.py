@@ -295,6 +295,19 @@ def ours(state: State) -> list[tuple[int, str]]:
     return found
 
 
+def kill_if_ours(state: State, pid: int, how: int) -> bool:
+    """Send ``how`` to ``pid`` if it is still a process of this run: the server's pid, recorded
+    when it started, is another process's once it has ended by itself and the pid comes round
+    again (32,768 pids at ~20 a second on a busy machine: within half an hour)."""
+    if pid not in {found for found, _ in ours(state)}:
+        return False
+    try:
+        os.kill(pid, how)
+    except OSError:
+        return False
+    return True
+
+
 def end_everything(state: State) -> None:
     """Ctrl-C or the end: every process of the run is ended, the server included."""
     for proc in state.procs:
@@ -635,12 +648,9 @@ def play_round(state: State, number: int, sessions: list[str], turn_numbers: dic
                 r.killed = True
                 count(state, f"{SIGNAL_NAMES[r.signal]} {r.name}")
         if server_kill_at is not None and now >= server_kill_at:
-            try:
-                how = signal.SIGTERM if rng.random() < 0.3 else signal.SIGKILL
-                os.kill(state.server_pid or 0, how)
+            how = signal.SIGTERM if rng.random() < 0.3 else signal.SIGKILL
+            if state.server_pid is not None and kill_if_ours(state, state.server_pid, how):
                 count(state, f"{SIGNAL_NAMES[how]} serve")
-            except OSError:
-                pass
             server_kill_at = None
             state.server_pid = None
             what += " | server killed"

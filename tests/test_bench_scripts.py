@@ -286,3 +286,24 @@ def test_chaos_reads_a_hooks_lines_in_the_moved_aside_log_and_not_those_of_anoth
     assert chaos.partial_turn(lines, run(600, 29, 31.2), fed) and fed == {"s6:partial:42"}
     # a stamp is cut to the millisecond: a line in the run's first millisecond is still its own
     assert chaos.gave_up(lines, run(500, 30.0004, 30.5))
+
+
+def test_chaos_kills_the_server_s_pid_only_while_it_is_a_process_of_its_run(tmp_path):
+    # chaos killed the server by the pid it recorded at its start: a server that had ended by
+    # itself left that pid to whichever process got it next (another user of the machine's).
+    import signal
+    import types
+
+    chaos = bench_script("chaos")
+    state = types.SimpleNamespace(token="t-" + os.urandom(4).hex())
+    sleep = [sys.executable, "-c", "import time; time.sleep(600)"]
+    stranger = subprocess.Popen(sleep)
+    mine = subprocess.Popen(sleep, env={**os.environ, "CHAOS_TOKEN": state.token})
+    try:
+        assert not chaos.kill_if_ours(state, stranger.pid, signal.SIGKILL)
+        assert chaos.kill_if_ours(state, mine.pid, signal.SIGKILL)
+        assert mine.wait(60) == -signal.SIGKILL and stranger.poll() is None
+    finally:
+        for process in (stranger, mine):
+            process.kill()
+            process.wait(60)
