@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from conftest import FakeEmbedder
+from conftest import SESSION_MARK, FakeEmbedder
 
 from brain.server import protocol, runtime
 from brain.server.daemon import Daemon
@@ -334,11 +334,27 @@ def run_brain(args: list[str], *, timeout: float = 120, **env: str) -> subproces
     )
 
 
+def run_s_own(pid: Any) -> bool:
+    """Whether ``pid`` is a live process of this test run (its environment carries the run's
+    mark); where there is no /proc, whether it runs. A server's pid, in its record or a list, is
+    another process's once that server has ended and the pid comes round (32,768 of them, ~20 a
+    second on a busy machine): another test's, another user's, which a teardown killed."""
+    if not runtime.pid_alive(pid):
+        return False
+    if not Path("/proc/self/environ").exists():
+        return True
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:  # gone meanwhile, or another user's
+        return False
+    return f"{SESSION_MARK}={os.environ[SESSION_MARK]}".encode() in environ.split(b"\0")
+
+
 def kill_recorded_server(vault: Path, sig: int = signal.SIGKILL) -> int | None:
-    """Signal the server named in the vault's serve.json, if any; its pid."""
+    """Signal the server named in the vault's serve.json, if it is still one of this run's; its pid."""
     record = runtime.read_record(vault.resolve())
     pid = record.get("pid") if record else None
-    if isinstance(pid, int) and runtime.pid_alive(pid):
+    if isinstance(pid, int) and run_s_own(pid):
         os.kill(pid, sig)
         return pid
     return None

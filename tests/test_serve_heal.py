@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from conftest import TOY_VAULT
-from serve_helpers import kill_recorded_server, run_brain, served, wait_until
+from serve_helpers import kill_recorded_server, run_brain, run_s_own, served, wait_until
 
 from brain.server import client, daemon, runtime
 
@@ -46,7 +46,7 @@ def servers():
     for vault in vaults:
         kill_recorded_server(vault)
     for pid in pids:
-        if runtime.pid_alive(pid):
+        if run_s_own(pid):
             os.kill(pid, signal.SIGKILL)
 
 

@@ -15,9 +15,18 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import TOY_VAULT, FakeEmbedder, write
+from conftest import SESSION_MARK, TOY_VAULT, FakeEmbedder, write
 from index_helpers import assert_faiss_matches, index_into
-from serve_helpers import LAUNCHER, BrainProcess, brain_env, kill_recorded_server, run_brain, served, wait_until
+from serve_helpers import (
+    LAUNCHER,
+    BrainProcess,
+    brain_env,
+    kill_recorded_server,
+    run_brain,
+    run_s_own,
+    served,
+    wait_until,
+)
 
 from brain import config
 from brain.server import client, runtime
@@ -532,5 +541,27 @@ def test_a_test_run_stopped_by_sigterm_stops_the_servers_its_tests_started(tmp_p
         if run.poll() is None:
             run.kill()
             run.wait(30)
-        if server_pid is not None and runtime.pid_alive(server_pid):
+        if server_pid is not None and run_s_own(server_pid):
             os.kill(server_pid, signal.SIGKILL)
+
+
+def test_a_teardown_kills_a_recorded_server_s_pid_only_while_it_is_a_process_of_the_run(toy_vault):
+    # kill_recorded_server (each served fixture's teardown) killed the pid in the vault's
+    # serve.json whenever it ran: a server that had ended leaves its record, and the process that
+    # got its pid next (another test's, another user's on a shared machine) was killed.
+    sleep = [sys.executable, "-c", "import time; time.sleep(600)"]
+    stranger = subprocess.Popen(sleep, env={k: v for k, v in os.environ.items() if k != SESSION_MARK})
+    mine = subprocess.Popen(sleep)
+    root = toy_vault.resolve()
+    runtime.make_private(runtime.runtime_dir(root))
+    try:
+        for process in (stranger, mine):
+            runtime.write_record(
+                root, {"pid": process.pid, "vault": str(root), "socket": str(runtime.socket_path(root))}
+            )
+            kill_recorded_server(toy_vault)
+        assert mine.wait(60) == -signal.SIGKILL and stranger.poll() is None
+    finally:
+        for process in (stranger, mine):
+            process.kill()
+            process.wait(60)
