@@ -8,6 +8,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import select
 import signal
 import sqlite3
@@ -1012,13 +1013,23 @@ def test_a_client_that_stops_reading_ends_brain_mcp_without_a_traceback(toy_vaul
             for number in range(1, 20):
                 _send(process, {"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": {"name": "status"}})
                 time.sleep(0.05)
-        try:
-            process.wait(30)
+        try:  # a guard: 30 s ran out at load 50 (both cases, two runs side by side beside two burners)
+            process.wait(300)
         except subprocess.TimeoutExpired:
             pytest.fail("brain mcp did not stop once its client stopped reading")
-        stderr = process.stderr.read().decode()
+        stderr = _without_slow_callbacks(process.stderr.read().decode())
         assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
         assert process.returncode == 0
+
+
+def _without_slow_callbacks(stderr: str) -> str:
+    """``stderr`` without asyncio's debug-mode lines on a step of the loop over 0.1 s ("Executing
+    <Task ... exception=BrokenPipeError(32, 'Broken pipe') ...> took 0.133 seconds"): a loaded
+    machine gives them in -X dev mode, and the task's repr names the broken pipe the client
+    made, not a report of it (the dev-mode case failed so in 1 of 3 runs at once beside two
+    CPU burners)."""
+    slow = re.compile(r"^brain mcp: WARNING: Executing <.*> took \d+(\.\d+)? seconds$")
+    return "".join(line for line in stderr.splitlines(keepends=True) if not slow.match(line.rstrip("\n")))
 
 
 # write(2) and writev(2) as /proc/<pid>/task/<tid>/syscall numbers them, by machine
