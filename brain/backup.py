@@ -122,8 +122,8 @@ def backup(
     """Copy brain's state (every vault's index and the ledger; with ``vault``, that vault's index
     alone) into the new folder ``destination``. ``progress`` is called after each step."""
     started = time.perf_counter()
-    dest = _destination(destination)
     home = config.brain_home().expanduser().absolute()
+    dest = _destination(destination, lambda place: _refuse_place(place, home, vault))
     databases, files, odd = _sources(home, vault)
     _refuse_place(dest, home, vault)
     _refuse_short_of_space(dest.parent, databases, files)
@@ -436,7 +436,7 @@ def _denied(path: Path) -> str:
 # ----- where it goes -------------------------------------------------------------------------
 
 
-def _destination(destination: str | os.PathLike[str]) -> Path:
+def _destination(destination: str | os.PathLike[str], refuse_place: Callable[[Path], None]) -> Path:
     raw = os.fspath(destination)
     if not raw.strip():
         raise ConfigError("no backup folder given: name a new folder, e.g. `brain backup ~/brain-backup`")
@@ -453,6 +453,9 @@ def _destination(destination: str | os.PathLike[str]) -> Path:
             ) from None
     if not path.parent.is_dir():
         if not path.parent.exists():  # was "is not a folder" for one not there: make it first, with what
+            # ... unless it would be made in a vault or BRAIN_HOME: the hint sent the user to make
+            # a folder there (a vault's sync carries it), and the next try was refused there
+            refuse_place(path.resolve())
             raise BackupError(
                 f"{path.parent} does not exist: make it first (mkdir -p {shell_word(str(path.parent))}), "
                 "or name a new folder in one that does"

@@ -956,3 +956,22 @@ def test_a_ledger_brain_db_names_as_a_proc_file_is_said_left_out(toy_vault, tmp_
     monkeypatch.setenv("BRAIN_DB", str(empty))
     quiet = CliRunner().invoke(cli, ["backup", str(tmp_path / "quiet")])
     assert quiet.exit_code == 0 and quiet.stderr == "", quiet.output
+
+
+def test_a_dest_in_a_missing_folder_of_a_vault_or_the_home_is_refused_not_sent_to_mkdir(
+    toy_vault, tmp_path, brain_home
+):
+    # The hint for a missing folder (mkdir -p it) sent the user to make a folder in the vault
+    # (which its sync then carries) or in BRAIN_HOME, only to have the next try refused there
+    _index(toy_vault)
+    refused = {
+        toy_vault / ".backups" / "b": f"is inside the vault {toy_vault}",
+        toy_vault / "Engineering" / "new" / "b": f"is inside the vault {toy_vault}",
+        brain_home / "backups" / "b": "is inside BRAIN_HOME",
+    }
+    for dest, why in refused.items():
+        code, out = _cli(str(dest))
+        assert code == 1 and why in out and "mkdir" not in out and out.count("\n") == 1, (dest, out)
+        assert not dest.parent.exists()
+    code, out = _cli(str(tmp_path / "missing" / "b"))
+    assert code == 1 and "mkdir -p" in out
