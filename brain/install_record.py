@@ -29,6 +29,20 @@ FOLDER = "folder"  # and the folder it is in (a project's .claude/)
 # The file made in a folder that was there already: the user's (or Claude Code's), which stays.
 # An older brain recorded neither: its FILE alone leaves the folder's maker unknown (``put_back``).
 FOLDER_THERE = "folder-there"
+# The folders above FOLDER install made too (`--settings new/deep/s.json` made new/ as well):
+# "folders-above-1"; uninstall left them behind, empty.
+_ABOVE = "folders-above-"
+
+
+def folders_above(count: int) -> list[str]:
+    """The record's name for ``count`` folders made above the file's (none for 0)."""
+    return [f"{_ABOVE}{count}"] if count > 0 else []
+
+
+def folders_above_made(made: Iterable[str]) -> int:
+    """How many folders above the file's install made, by its record (0: none, or not known)."""
+    counts = [int(each[len(_ABOVE) :]) for each in made if each.startswith(_ABOVE) and each[len(_ABOVE) :].isdigit()]
+    return max(counts, default=0)
 
 
 class InstallRecord:

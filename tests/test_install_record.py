@@ -112,11 +112,11 @@ def test_hook_installs_in_processes_at_once_keep_each_others_record(tmp_path, br
         for _ in range(2 * ROUNDS + 2):
             step()
     record = json.loads((brain_home / "hook-installs.json").read_text())
-    made = ["file", "folder", "hooks", "hooks.Stop"]
+    made = ["file", "folder", "folders-above-1", "hooks", "hooks.Stop"]  # p{w}/ too: install made it
     assert record == {str(tmp_path / f"p{w}" / ".claude" / "settings.json"): made for w in range(WORKERS)}
     for w in range(WORKERS):
         hook_setup.uninstall(tmp_path / f"p{w}" / ".claude" / "settings.json")
-    assert not list(tmp_path.glob("p*/.claude")) and json.loads((brain_home / "hook-installs.json").read_text()) == {}
+    assert not list(tmp_path.glob("p*")) and json.loads((brain_home / "hook-installs.json").read_text()) == {}
 
 
 def _mixed_worker(worker: int, root: str, barrier) -> None:

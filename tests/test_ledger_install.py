@@ -1297,3 +1297,29 @@ def test_install_says_a_running_claude_code_session_keeps_its_hooks(tmp_path):
         assert "/hooks" not in result.stdout  # stdout says what changed, as before
     again = CliRunner().invoke(cli, ["hook", "install", "--settings", str(path)])
     assert again.exit_code == 0 and "/hooks" not in again.output  # nothing changed: nothing to restart
+
+
+@pytest.mark.parametrize("kind", ["hook", "mcp"])
+def test_the_folders_an_install_made_above_its_file_go_with_it_and_one_holding_anything_stays(
+    tmp_path, monkeypatch, kind
+):
+    """`--settings new/deep/s.json` made new/ and new/deep/: uninstall removed the file and
+    new/deep/, and left new/ behind, empty, brain's. Each folder install made goes when empty."""
+    monkeypatch.chdir(tmp_path)
+    option = {"hook": "--settings", "mcp": "--config"}[kind]
+    extra = {"hook": [], "mcp": ["--vault", str(tmp_path)]}[kind]
+    path = tmp_path / "new" / "deep" / "s.json"
+    for kept in (None, "mine.txt"):
+        out = CliRunner().invoke(cli, [kind, "install", option, str(path), *extra])
+        assert out.exit_code == 0, out.output
+        if kept:
+            (tmp_path / "new" / kept).write_text("mine")  # the user's own file since
+        out = CliRunner().invoke(cli, [kind, "uninstall", option, str(path)])
+        assert out.exit_code == 0 and "install had made it" in out.output, out.output
+        assert not path.parent.exists(), out.output
+        if kept is None:
+            assert not (tmp_path / "new").exists(), out.output
+            assert f"and its folders {path.parent}, {path.parent.parent}" in out.output, out.output
+        else:
+            assert [each.name for each in (tmp_path / "new").iterdir()] == [kept], out.output
+    assert tmp_path.is_dir()

@@ -40,7 +40,7 @@ except ImportError:  # Windows: edits are not serialised
 from .. import config
 from ..errors import ConfigError, quoted
 from ..file_state import kind_of
-from ..install_record import FILE, FOLDER, FOLDER_THERE, InstallRecord
+from ..install_record import FILE, FOLDER, FOLDER_THERE, InstallRecord, folders_above, folders_above_made
 
 # kind → (the Claude Code event, what a message calls it)
 HOOKS = {"stop": ("Stop", "Stop hook"), "prompt": ("UserPromptSubmit", "prompt hook")}
@@ -92,17 +92,18 @@ def user_scope(path: Path) -> bool:
     return Path(os.path.abspath(path)) in (home / ".claude" / "settings.json", home / ".claude.json")
 
 
-def make_folder(path: Path) -> bool:
+def make_folder(path: Path) -> int:
     """Make the folder ``path`` goes in (its target's, for a link), and those above it, when
-    missing; whether it made it. ``~/.claude/`` is made owner-only (0700): Claude Code keeps its
+    missing; how many it made (0: none). ``~/.claude/`` is made owner-only (0700): Claude Code keeps its
     settings and every session's transcript there, and the umask's mode (0755) let every user of
     the machine read them. Any other folder gets the umask's mode; one already there is left as it is."""
     private = Path(os.path.abspath(path)).parent == Path.home() / ".claude"
     folder = Path(os.path.realpath(path)).parent
     if folder.is_dir():
-        return False
+        return 0
+    missing = [each for each in (folder, *folder.parents) if not each.exists()]
     folder.mkdir(mode=0o700 if private else 0o777, parents=True, exist_ok=True)
-    return True
+    return len(missing)
 
 
 def working_directory() -> Path:
@@ -363,16 +364,16 @@ def _our_entries(groups: list[Any], kind: str = "stop") -> list[tuple[dict[str, 
 
 
 @contextlib.contextmanager
-def editing(path: Path, *, create: bool = False) -> Iterator[bool]:
+def editing(path: Path, *, create: bool = False) -> Iterator[int]:
     """One brain edit of ``path`` at a time, from reading it to replacing it, so installs run
     at once each see the change of the one before instead of writing over it. The lock is an
     flock on the folder that holds the file (its target, for a link): no lock file is left in
     the user's folder, and a lock that cannot be taken (no fcntl, an unreadable folder) is
     skipped rather than stopping the edit. ``create`` makes the folder first (an install writes
     there anyway), so that the first installs into a new folder wait for each other too; what it
-    yields is whether it made that folder."""
+    yields is how many folders it made (that folder and those above it)."""
     folder = Path(os.path.realpath(path)).parent
-    made = False
+    made = 0
     for _ in range(10):
         if create:
             try:
@@ -750,14 +751,14 @@ def install_hooks(path: Path, commands: dict[str, str]) -> Change:
         return anew_if_changed(lambda: _install_hooks(path, commands, new_folder))
 
 
-def _install_hooks(path: Path, commands: dict[str, str], new_folder: bool) -> Change:
+def _install_hooks(path: Path, commands: dict[str, str], new_folder: int) -> Change:
     loaded = load_settings(path)
     existed = loaded is not None
     data = loaded if loaded is not None else {}
     _same_database(data, path, commands)
     made = _would_make(data, existed, commands)
     if not existed:
-        made.add(FOLDER if new_folder else FOLDER_THERE)
+        made.update([FOLDER if new_folder else FOLDER_THERE, *folders_above(new_folder - 1)])
     messages, changed = [], False
     for kind, command in commands.items():
         message, edited = _install(data, path, command, kind)
@@ -1006,9 +1007,16 @@ def put_back(
         # Last: an install into a folder made anew does not wait for this one's lock, on this folder.
         folder = ""
         if FOLDER in made or (FOLDER_THERE not in made and _older_claude_folder(target)):
-            with contextlib.suppress(OSError):  # not empty: something else is in it now, and it stays
-                target.parent.rmdir()
-                folder = f", and its folder {target.parent}"
+            gone = []
+            # and those above it install made too: `--settings new/deep/s.json` left new/ behind
+            for each in [target.parent, *target.parent.parents][: 1 + folders_above_made(made)]:
+                try:  # not empty: something else is in it now, and it stays (and those above it)
+                    each.rmdir()
+                except OSError:
+                    break
+                gone.append(str(each))
+            if gone:
+                folder = f", and its folder{'s' if len(gone) > 1 else ''} {', '.join(gone)}"
         return f"\nremoved {path}: {installer} had made it{folder}", None
     if same:
         with contextlib.suppress(OSError):

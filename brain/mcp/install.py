@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..install_record import FILE, FOLDER, FOLDER_THERE, InstallRecord
+from ..install_record import FILE, FOLDER, FOLDER_THERE, InstallRecord, folders_above
 from ..ledger.install import (
     Change,
     Spot,
@@ -107,7 +107,7 @@ def install(path: Path, entry: dict[str, Any], name: str = NAME) -> Change:
         return anew_if_changed(lambda: _install(path, entry, name, new_folder))
 
 
-def _install(path: Path, entry: dict[str, Any], name: str, new_folder: bool) -> Change:
+def _install(path: Path, entry: dict[str, Any], name: str, new_folder: int) -> Change:
     existed = path.exists()
     data = load_settings(path) or {}
     made = FILE if not existed else "key" if "mcpServers" not in data else None
@@ -123,7 +123,7 @@ def _install(path: Path, entry: dict[str, Any], name: str, new_folder: bool) -> 
     servers[name] = entry
     backup = save_settings(path, data, existed)
     if made:
-        there = [FOLDER if new_folder else FOLDER_THERE] if made == FILE else []
+        there = [FOLDER if new_folder else FOLDER_THERE, *folders_above(new_folder - 1)] if made == FILE else []
         MADE.remember(path, [made, *there])
     if old is None:
         message = f"added the MCP server {name!r} to {path}:\n  + {_shown(entry)}"
