@@ -1323,3 +1323,25 @@ def test_the_folders_an_install_made_above_its_file_go_with_it_and_one_holding_a
         else:
             assert [each.name for each in (tmp_path / "new").iterdir()] == [kept], out.output
     assert tmp_path.is_dir()
+
+
+def test_a_brain_hook_moved_under_another_event_is_named_by_uninstall_and_left(tmp_path, monkeypatch):
+    """Brain's Stop hook moved by hand under SubagentStop: uninstall said "no brain Stop hook or
+    prompt hook found", and the hook went on recording turns unsaid. It stays (the user put it
+    there), and uninstall names where it is, whether it removed others or none."""
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / ".claude" / "settings.json"
+    assert CliRunner().invoke(cli, ["hook", "install"]).exit_code == 0
+    data = json.loads(path.read_text())
+    data["hooks"]["SubagentStop"] = data["hooks"].pop("Stop")
+    path.write_text(json.dumps(data))
+    command = data["hooks"]["SubagentStop"][0]["hooks"][0]["command"]
+    out = CliRunner().invoke(cli, ["hook", "uninstall"])
+    assert out.exit_code == 0, out.output
+    assert f'brain\'s hook under "SubagentStop" is left as it is: {command}' in out.output, out.output
+    assert json.loads(path.read_text()) == data
+    assert CliRunner().invoke(cli, ["hook", "install"]).exit_code == 0  # a Stop hook again, beside it
+    out = CliRunner().invoke(cli, ["hook", "uninstall"])
+    assert out.exit_code == 0 and "removed the Stop hook" in out.output, out.output
+    assert f'brain\'s hook under "SubagentStop" is left as it is: {command}' in out.output, out.output
+    assert json.loads(path.read_text())["hooks"]["SubagentStop"] == data["hooks"]["SubagentStop"]

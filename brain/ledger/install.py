@@ -892,11 +892,30 @@ def uninstall(path: Path, kinds: tuple[str, ...] = tuple(HOOKS)) -> Change:
         return anew_if_changed(lambda: _uninstall(path, kinds))
 
 
+def _elsewhere(hooks: Any, kinds: tuple[str, ...]) -> list[str]:
+    """Brain's hooks of ``kinds`` under an event install never puts them under (moved there by
+    hand): uninstall leaves them, and says where; "no brain Stop hook found" let one go on
+    recording turns unsaid."""
+    if not isinstance(hooks, dict):
+        return []
+    lines = []
+    for event, groups in hooks.items():
+        for kind in kinds:
+            if event != HOOKS[kind][0] and isinstance(groups, list):
+                lines += [
+                    f'brain\'s hook under "{event}" is left as it is: {hook.get("command")} '
+                    "(install puts none there: remove it by hand)"
+                    for _, hook in _our_entries(groups, kind)
+                ]
+    return lines
+
+
 def _uninstall(path: Path, kinds: tuple[str, ...]) -> Change:
     data = load_settings(path)
     if data is None:
         return Change(path, False, f"not installed: {path} does not exist")
     hooks = data.get("hooks")
+    elsewhere = _elsewhere(hooks, kinds)
     made = MADE.made(path)
     removed: list[str] = []
     emptied: list[Spot] = []  # the containers brain's hooks were in that they leave empty
@@ -913,7 +932,7 @@ def _uninstall(path: Path, kinds: tuple[str, ...]) -> Change:
         removed += [f"removed the {what} from {path}:"] + [f"  - {hook.get('command')}" for _, hook in ours]
     if not removed:
         names = " or ".join(HOOKS[kind][1] for kind in kinds)
-        return Change(path, False, f"not installed in {path}: no brain {names} found")
+        return Change(path, False, "\n".join([f"not installed in {path}: no brain {names} found", *elsewhere]))
     if isinstance(hooks, dict) and set(hooks) <= {spot[-1] for spot in emptied}:
         emptied.append(("hooks",))
     # What install made is brain's while a hook of brain's is in the file; after that, whatever
@@ -936,7 +955,7 @@ def _uninstall(path: Path, kinds: tuple[str, ...]) -> Change:
         left=left,
         installer="brain hook install",
     )
-    return Change(path, True, "\n".join(removed) + tail, backup)
+    return Change(path, True, "\n".join(removed) + tail + "".join(f"\n{line}" for line in elsewhere), backup)
 
 
 def _stripped(data: dict[str, Any]) -> dict[str, Any]:
