@@ -69,6 +69,11 @@ SCRIPTS: list[tuple[str, list[str], list[str]]] = [
         ["--turns", "200", "--recalls", "200"],
         ["brain recalls --stats (14 days)", "Stop hook: the prompt recorded"],
     ),
+    (
+        "python_versions_start.py",
+        [sys.executable, "--runs", "1"],
+        ["  brain --help ", "  brain hook stop (fast path) ", " without subprocess: "],
+    ),
     ("many_words.py", ["--sizes", "100", "--runs", "1"], ["   words   wall s    cpu s", "     100 "]),
     (
         "past_cjk_prefix.py",
