@@ -839,3 +839,24 @@ def test_a_secret_assigned_in_a_prompt_leaves_the_question_to_recall(indexed):
     (sent,) = fake.received
     assert "hunter2supersecret" not in row["prompt"] and b"hunter2supersecret" not in sent
     assert json.loads(sent)["query"] == row["prompt"] == "password=*** what did we decide about postgres"
+
+
+def test_a_stale_answer_is_said_to_the_agent_as_brain_ask_and_mcp_say_it(indexed):
+    """The server answers from an index that lags the vault (a note saved a moment ago, the
+    watcher's pass not done; the hook asks without waiting) and says so in its answer's
+    ``warnings``, which `brain ask --json` and MCP's ``search`` hand the agent: the hook dropped
+    them, unsaid in its context and its log, and notes out of date read as the vault's word."""
+    from brain.recall.types import RecallSettings
+    from brain.server import client
+
+    with served(indexed, watch=False):
+        (answer,) = client.ask(indexed, QUESTION, [select.MODE], RecallSettings(k=20), update=False, timeout=30)
+    stale = "2 notes changed since the last index and brain serve is indexing them; answering from the index as it is"
+    answer.stale, answer.warnings = 2, [stale]
+    with fake_server(indexed, reply=protocol.ok({"results": [protocol.encode_result(answer)]})):
+        context = _context(run_prompt_hook(json.dumps(_payload()).encode(), indexed))
+    header, said, *_ = context.split("\n")
+    assert header == select.HEADER.format(root=indexed)
+    assert said == f"brain warns: {stale}"
+    assert "## Agent memory\nAI/Agent memory.md" in context and len(context) <= 3000
+    assert f"the server's answer: {stale}" in _log()

@@ -169,9 +169,12 @@ def _recall(prompt: str, row: dict[str, Any], deadline: float, db_path: Path | N
     k = _setting(config.prompt_k, config.DEFAULT_PROMPT_K)
     budget_chars = _setting(config.prompt_chars, config.DEFAULT_PROMPT_CHARS)
 
-    candidates = _ask(root, row, deadline)
-    if candidates is None:
+    asked = _ask(root, row, deadline)
+    if asked is None:
         return ""
+    candidates, warnings = asked
+    for warning in warnings:  # said as `brain ask` and `brain mcp` say it: in the log, and to the agent below
+        log(f"prompt: the server's answer: {warning}")
     # The index lags the vault (seconds before the watcher runs, or a server not watching): a
     # note deleted since would send the agent to a file that is not there.
     candidates = [c for c in candidates if (root / c.path).exists()]
@@ -203,7 +206,7 @@ def _recall(prompt: str, row: dict[str, Any], deadline: float, db_path: Path | N
     if choice.reason:
         row["reason"] = choice.reason
         return ""
-    context, shares = select.render(choice.notes, budget_chars, str(root))
+    context, shares = select.render(choice.notes, budget_chars, str(root), warnings)
     if not context:
         row.update(reason=select.NO_ROOM, detail=f"BRAIN_PROMPT_CHARS={budget_chars} leaves no room for a note")
         return ""
@@ -227,8 +230,9 @@ def _recall(prompt: str, row: dict[str, Any], deadline: float, db_path: Path | N
     return context
 
 
-def _ask(root: Path, row: dict[str, Any], deadline: float) -> list[Any] | None:
-    """The server's results for the (masked) prompt in ``row``, or None with the reason set."""
+def _ask(root: Path, row: dict[str, Any], deadline: float) -> tuple[list[Any], list[str]] | None:
+    """The server's results for the (masked) prompt in ``row`` and its warnings (a stale index, a
+    stage that fell back), or None with the reason set."""
     from ..recall.types import RecallSettings
     from ..server import client
 
@@ -268,7 +272,8 @@ def _ask(root: Path, row: dict[str, Any], deadline: float) -> list[Any] | None:
     if results:  # the mode that ran: hybrid where the server's graph stages fell back
         row["mode"] = results[0].mode
     row["results"] = len(candidates)
-    return candidates
+    warnings = [w for w in (results[0].warnings if results else []) if isinstance(w, str) and w]
+    return candidates, list(dict.fromkeys(warnings))
 
 
 def emit(context: str) -> None:

@@ -43,6 +43,11 @@ HEADER = (
     "so some may be irrelevant. Paths are relative to the vault."
 )
 
+# A warning of the server's answer, under the header: at most this many, each cut to this length.
+WARNING = "brain warns: {warning}"
+WARNINGS_SHOWN = 3
+WARNING_CHARS = 300
+
 # Skip reasons, as stored in recalls.reason (with the reasons of hook.py).
 SLASH_COMMAND = "slash-command"
 SHELL_COMMAND = "shell-command"
@@ -202,7 +207,7 @@ def choose(
     return Choice(reason=ALREADY_SHOWN if skipped else BELOW_THRESHOLD, above=skipped)
 
 
-def render(notes: Sequence[Candidate], budget: int, root: str) -> tuple[str, list[int]]:
+def render(notes: Sequence[Candidate], budget: int, root: str, warnings: Sequence[str] = ()) -> tuple[str, list[int]]:
     """The context text for ``notes`` in at most ``budget`` characters, and each note's share.
 
     Under one header naming the vault (its folder on one line, as a title is), each note: its title,
@@ -212,6 +217,11 @@ def render(notes: Sequence[Candidate], budget: int, root: str) -> tuple[str, lis
     (their share is 0). No note: "".
     """
     text = HEADER.format(root=_line(root))  # the folder's name is the user's text, as a title is
+    # What the server said of its answer (notes changed since the last index, a stage that fell
+    # back): `brain ask --json` and MCP's search hand it to the agent in `warnings`; here it was
+    # dropped, and notes out of date read as the vault's word.
+    for warning in warnings[:WARNINGS_SHOWN]:
+        text += "\n" + WARNING.format(warning=clip_passage(_line(warning), WARNING_CHARS))
     shares = [0] * len(notes)
     # As many as can have NOTE_MIN_CHARS each, the best first: an even split over them all would
     # leave out the first notes (the best) and give their room to the last.
