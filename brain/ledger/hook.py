@@ -48,6 +48,13 @@ FALLBACK_RESERVE = 0.5
 KEEP_ASIDE_RESERVE = 0.1
 # Seconds the watchdog gives its last line of log before it ends the hook regardless.
 LAST_LINE_SECONDS = 0.2
+# How far back a Stop goes for the turns of its session no Stop recorded (a full disk, a hook
+# killed at its timeout, brain not installed for an hour): at most this many turns, and no
+# further back than this many bytes before its own turn. The common Stop reads only the few
+# lines between the last row's end and its prompt; these bound the rare one after a gap, which
+# reads each lost turn as a Stop reads its own (a turn of tool output is MBs at worst).
+BACKFILL_TURNS = 10
+BACKFILL_BYTES = 4 * 1024 * 1024
 
 
 def run_stop_hook() -> int:
@@ -163,9 +170,95 @@ def record_stop(
 
                 row["ask"] = recalled_prompt(conn, row["session_id"], row["prompt_id"])
             write_turn(conn, row, partial=unread, cut=turn.cut)
+            if not (unread or turn.cut) and path and payload.get("hook_event_name") != "SubagentStop":
+                backfill(conn, row, path, deadline=deadline)
     except UpgradeDeferred as exc:
         _keep_aside(db_path, row, exc, partial=unread, cut=turn.cut)
     return row
+
+
+# Where the session's rows of this transcript end, the row just written aside.
+_RECORDED_END = (
+    "SELECT max(byte_end) FROM turns WHERE session_id = :session_id AND transcript_path = :transcript_path "
+    "AND turn_key != :turn_key"
+)
+
+
+def backfill(conn: Any, row: dict[str, Any], path: str, *, deadline: float | None = None) -> int:
+    """Record the turns of ``row``'s session that lie between the last row of its transcript and
+    ``row``'s prompt: turns whose own Stop recorded nothing. Each by its key, as its Stop would
+    have made it, so none is recorded twice; the newest ``BACKFILL_TURNS`` within
+    ``BACKFILL_BYTES``. A session with no earlier row is backfilled only when all of it is within
+    that reach and the ledger's first row was recorded before its first turn began (the hook was
+    in place: its first Stop failed); not when the hook meets it mid-way (installed into a
+    session: its past is not recorded unasked). Past ``deadline`` it records the ones it found.
+    Returns how many it recorded; never raises (the Stop's own row is written already)."""
+    start = row.get("byte_start")
+    if not isinstance(start, int) or start <= 0:
+        return 0
+    try:
+        (floor,) = conn.execute(_RECORDED_END, row).fetchone()
+        if isinstance(floor, int) and floor >= start:
+            return 0  # the common Stop: the turn before it is recorded
+        first_stop = not isinstance(floor, int)
+        if first_stop and start > BACKFILL_BYTES:
+            return 0
+        reach = max(0 if first_stop else floor, start - BACKFILL_BYTES)
+        found: list[Turn] = []
+        pos = start
+        late = False
+        while pos > reach and len(found) <= BACKFILL_TURNS:
+            try:
+                # From the byte before the floor, a line's end: the reader keeps a window's first
+                # line back as torn, and the prompt just after the last row is one.
+                turn = read_last_turn(path, max_read=pos - reach + (reach > 0), deadline=deadline, end=pos)
+            except OutOfTime:  # the ones found are recorded: the next Stop starts after this one
+                late = True
+                break
+            if turn.ask is None or turn.byte_start is None or turn.byte_start >= pos:
+                break  # no prompt between the last row and this one
+            pos = turn.byte_start
+            if turn.summary or turn.tools:  # a prompt the assistant never answered is no turn
+                found.append(turn)
+        left = len(found) - BACKFILL_TURNS
+        if first_stop and (
+            late or left > 0 or not _recorded_before(conn, found[-1].started_at if found else None, row["turn_key"])
+        ):
+            return 0  # more than a first Stop's reach, or older than the ledger: met mid-way
+        # Turns left before those: more than it goes back, bytes it did not read, out of time.
+        beyond = left > 0 or late or (not first_stop and reach > floor)
+        lost = (
+            "; any before them, out of the hook's time, are not"
+            if late
+            else f"; any before them, past the {BACKFILL_TURNS} turns or {BACKFILL_BYTES >> 20} MB a Stop reads back, are not"
+        )
+        recorded = 0
+        for turn in reversed(found[:BACKFILL_TURNS]):
+            earlier = turn_row(turn, turn_key=turn_key(row["session_id"], turn.prompt_id, turn), project=row["project"])
+            earlier.update(session_id=row["session_id"], cwd=turn.cwd or row["cwd"], prompt_id=turn.prompt_id)
+            known = conn.execute("SELECT 1 FROM turns WHERE turn_key = ?", (earlier["turn_key"],)).fetchone()
+            if known is None:
+                write_turn(conn, earlier)
+                recorded += 1
+        if recorded or beyond:
+            log(
+                f"recorded {recorded} turn{'s' if recorded != 1 else ''} of session {row['session_id']} "
+                f"no Stop had recorded{lost if beyond else ''}"
+            )
+        return recorded
+    except Exception as exc:  # noqa: BLE001 - the Stop's own row is written: only these are not
+        log(f"could not record the turns before {row['turn_key']} no Stop had recorded ({exc!r})")
+    return 0
+
+
+def _recorded_before(conn: Any, started: str | None, key: str) -> bool:
+    """Whether the ledger's first row (not the Stop's own, ``key``) was recorded before
+    ``started`` (a session's first turn began): the hook was in place when the session began, so
+    the session's turns are its to record. Its first row by id (``created_at`` has no index)."""
+    if not started:
+        return False
+    first = conn.execute("SELECT created_at FROM turns WHERE turn_key != ? ORDER BY id LIMIT 1", (key,)).fetchone()
+    return first is not None and isinstance(first[0], str) and first[0] < started
 
 
 def _why_unread(path: str) -> str:

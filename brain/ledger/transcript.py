@@ -220,11 +220,17 @@ def _window(text: str, size: int, *, from_end: bool) -> str:
 
 
 def iter_lines_backward(
-    path: str | Path, *, max_read: int = MAX_READ, block: int = INITIAL_BLOCK, deadline: float | None = None
+    path: str | Path,
+    *,
+    max_read: int = MAX_READ,
+    block: int = INITIAL_BLOCK,
+    deadline: float | None = None,
+    end: int | None = None,
 ) -> Iterator[tuple[int, int, dict[str, Any]]]:
     """Yield ``(start, end, record)`` for each line that parses, last line first.
 
-    Reads blocks from the end, doubling, and stops after ``max_read`` bytes. The first
+    Reads blocks from the end (or from byte ``end``, a line's start, as if the file ended
+    there), doubling, and stops after ``max_read`` bytes. The first
     line of a window is kept back until the block before it arrives, so no torn line is
     ever parsed as a whole one. Past ``deadline`` it raises ``OutOfTime``, among lines that
     do not parse too; a path that is no regular file (a FIFO, a device) raises ``OSError``.
@@ -237,6 +243,8 @@ def iter_lines_backward(
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, "not a regular file", str(path))
         size = f.seek(0, 2)
+        if end is not None:
+            size = max(0, min(size, end))
         pos = size
         carry = b""  # the (maybe torn) first line of the previous window
         while pos > 0:
@@ -393,8 +401,10 @@ def read_last_turn(
     max_read: int = MAX_READ,
     progress: Turn | None = None,
     deadline: float | None = None,
+    end: int | None = None,
 ) -> Turn:
-    """Parse the last turn of the transcript at ``path``.
+    """Parse the last turn of the transcript at ``path`` (or the last one before byte ``end``,
+    a line's start: the turn before a turn read).
 
     A missing or empty file gives a turn with no ask; ``last_assistant_message`` (from
     the hook's input) fills in the final text when the file lags behind. Past ``deadline``
@@ -414,10 +424,10 @@ def read_last_turn(
         readable, turn.unreadable = False, exc.strerror or str(exc)
     if path and readable:
         try:
-            for start, end, record in iter_lines_backward(path, max_read=max_read, deadline=deadline):
+            for start, stop, record in iter_lines_backward(path, max_read=max_read, deadline=deadline, end=end):
                 _check(deadline)
                 if turn.byte_end is None:
-                    turn.byte_end = end
+                    turn.byte_end = stop
                 turn.byte_start = start
                 kind = record.get("type")
                 if sidechain_mode is None and kind in ("user", "assistant"):
@@ -437,7 +447,7 @@ def read_last_turn(
             else:
                 # No prompt in the bytes read: the file's start (no prompt at all) or the cap.
                 with contextlib.suppress(OSError):
-                    turn.cut = Path(path).stat().st_size > max_read
+                    turn.cut = (Path(path).stat().st_size if end is None else end) > max_read
         except FileNotFoundError:
             pass  # removed between the check and the open
         except OSError as exc:
