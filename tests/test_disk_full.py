@@ -330,3 +330,14 @@ def test_a_full_disk_under_the_brain_database_is_one_line_with_its_fix(tmp_path,
         assert line.startswith(f"no room left to write {path} ("), line
         assert "free some space on that disk" in line and "nothing recorded before was lost" in line, line
         assert "make it writable" not in line and "\n" not in line, line
+
+
+def test_a_first_index_on_a_full_disk_does_not_promise_an_index_that_answers(toy_vault, full_disk):
+    """No index before the run: the line says there is none yet, not that "the index as it was
+    still answers" (there was none to answer)."""
+    full_disk.fill()
+    result = _invoke("index", "--vault", str(toy_vault))
+    assert result.exit_code == 1
+    line = _one_line(result)
+    assert "no room left" in line and "still answers" not in line, line
+    assert "no index yet" in line, line

@@ -61,7 +61,7 @@ def file_size_limit_message(directory: Path, reason: str, limit: int) -> str:
     size = size_limit_words(limit)
     return (
         f"cannot write the index in {directory} ({reason}): the file size limit (`ulimit -f`) stops a file at "
-        f"{size}; raise it (`ulimit -f unlimited`) and run again; nothing was lost, the index as it was still answers"
+        f"{size}; raise it (`ulimit -f unlimited`) and run again; {_what_answers(directory)}"
     )
 
 
@@ -353,8 +353,43 @@ def search_index_damaged(exc: BaseException) -> bool:
 def no_space_message(directory: Path, reason: str) -> str:
     return (
         f"no room left to write the index in {directory} ({reason}): free some space on that disk (or set "
-        "BRAIN_HOME to a folder on one with room) and run again; nothing was lost, the index as it was still answers"
+        f"BRAIN_HOME to a folder on one with room) and run again; {_what_answers(directory)}"
     )
+
+
+def _what_answers(directory: Path) -> str:
+    """What a failed write leaves to answer: the index as it was, or, when no run of `brain index`
+    ever completed there and it holds no note (a first one on a full disk), none yet. (A note
+    counts too: an index older than ``indexed_at`` has none.)"""
+    try:
+        conn = open_read_only(directory / INDEX_FILE, timeout=1)
+        try:
+            built = (
+                conn.execute(
+                    "SELECT 1 FROM meta WHERE key = 'indexed_at' UNION ALL SELECT 1 FROM (SELECT 1 FROM notes LIMIT 1)"
+                ).fetchone()
+                is not None
+            )
+        finally:
+            conn.close()
+    except sqlite3.Error:  # no file, no meta table: never built; anything else: as before
+        built = not _never_built(directory)
+    return "nothing was lost, the index as it was still answers" if built else "nothing was lost; there is no index yet"
+
+
+def _never_built(directory: Path) -> bool:
+    """No database there, or one with no ``meta`` table: no `brain index` run ever completed."""
+    database = directory / INDEX_FILE
+    if not database.exists():
+        return True
+    try:
+        conn = open_read_only(database, timeout=1)
+        try:
+            return conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone() is None
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False
 
 
 def not_writable_message(where: Path, reason: str) -> str:
