@@ -53,7 +53,8 @@ def replay(source: Path, work: Path, mode: str) -> tuple[float, int, int]:
             path.write_bytes(data[:cut])
             if mode == "lost" and i % 2 == 1 and i != len(cuts) - 1:
                 continue  # this turn's Stop never ran
-            payload = {"session_id": "bench", "transcript_path": str(path), "cwd": str(work), "hook_event_name": "Stop"}
+            # no session id: the transcript's own (a look back stops at another session's lines)
+            payload = {"transcript_path": str(path), "cwd": str(work), "hook_event_name": "Stop"}
             t0 = time.process_time()
             hook.record_stop(payload, db_path=db)
             cpu += time.process_time() - t0

@@ -146,3 +146,20 @@ def test_out_of_time_looking_back_records_the_lost_turns_it_read(tmp_path, monke
     record_stop(hook_payload(_turn(t, 4)), db_path=db)
     assert [a for a, _ in _asks(db)] == ["ask 1", "ask 3", "ask 4"]
     assert any("recorded 1 turn of session" in s and "out of the hook's time" in s for s in said), said
+
+
+def test_another_sessions_history_in_the_transcript_is_not_recorded_under_this_one(tmp_path, monkeypatch):
+    """A resumed session's file may begin with the history of the session it resumed: those turns
+    are that session's (its Stops recorded them), not this one's, however far back."""
+    db = tmp_path / "brain.db"
+    _earlier_session(tmp_path, db)
+    t = Transcript(tmp_path / "t.jsonl", session="44444444-2222-4333-8444-555555555555")
+    _turn(t, 1)
+    t.session = SESSION
+    record_stop(hook_payload(_turn(t, 2)), db_path=db)
+    with monkeypatch.context() as full:
+        _full_disk(full)
+        with pytest.raises(BrainDatabaseError):
+            record_stop(hook_payload(_turn(t, 3)), db_path=db)
+    record_stop(hook_payload(_turn(t, 4)), db_path=db)
+    assert [a for a, _ in _asks(db)] == ["yesterday", "ask 2", "ask 3", "ask 4"]

@@ -217,6 +217,8 @@ def backfill(conn: Any, row: dict[str, Any], path: str, *, deadline: float | Non
                 break
             if turn.ask is None or turn.byte_start is None or turn.byte_start >= pos:
                 break  # no prompt between the last row and this one
+            if turn.session_id and turn.session_id != row["session_id"]:
+                break  # another session's lines (a resumed one's history): its own Stops' to record
             pos = turn.byte_start
             if turn.summary or turn.tools:  # a prompt the assistant never answered is no turn
                 found.append(turn)
