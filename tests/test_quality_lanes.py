@@ -149,6 +149,35 @@ def test_max_of_n_takes_the_querys_spread_times_the_expected_best_of_n_off(tmp_p
     recaller.close()
 
 
+def test_spread_units_read_the_long_note_discount_in_the_querys_own_spread(tmp_path):
+    import math
+    from statistics import pstdev
+
+    from brain.errors import ConfigError
+    from brain.recall.dense import cosine_unit
+    from brain.recall.types import REFERENCE_SPREAD
+
+    assert cosine_unit("cosine", [0.1, 0.9]) == 1.0 and cosine_unit("spread", [0.5]) == 1.0
+    assert cosine_unit("spread", [0.5, 0.5]) == 1.0  # no spread known: cosines as they are
+    assert cosine_unit("spread", [0.8, 0.9]) == pytest.approx(0.05 / REFERENCE_SPREAD)
+    root = tmp_path / "v"
+    _long_and_short(root)
+    index_vault(root, progress=False)
+    recaller = open_recaller(root)
+    query = "thunder marble pillow orchard"
+    _, scores = recaller.vectors.search(recaller.embedder.embed_query(query), recaller.vectors.size)
+    unit = pstdev(scores.tolist()) / REFERENCE_SPREAD  # every chunk reached (47 < depth × 4)
+    assert unit != pytest.approx(1.0, abs=0.05)
+    for units, cost in (("cosine", 0.02), ("spread", 0.02 * unit)):
+        result = recaller.ask(query, "vector", RecallSettings(k=10, cosine_units=units))
+        long = next(c for c in result.results if c.path == "Long.md")
+        assert long.score == pytest.approx(long.dense_score - cost * math.log(40 / 16))
+    assert RecallSettings().cosine_units == "cosine"
+    with pytest.raises(ConfigError, match="unknown cosine units 'degrees'"):
+        recaller.ask(query, "vector", RecallSettings(cosine_units="degrees"))
+    recaller.close()
+
+
 def test_max_of_n_reached_spares_the_share_of_a_note_the_search_reached(tmp_path):
     from brain.recall.dense import dense_search, unreached_share
 
