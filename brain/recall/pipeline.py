@@ -57,7 +57,6 @@ from .types import (
     COSINE_UNITS,
     DEFAULT_MODE,
     GRAPH_LANES,
-    REFERENCE_TOP,
     Candidate,
     Gate,
     Mode,
@@ -642,6 +641,7 @@ class Recaller:
             max_of_n=settings.max_of_n,
             max_of_n_reached=settings.max_of_n_reached,
             cosine_units=settings.cosine_units,
+            model=self.model_name,
             gone=self.gone,
             left_out=left_out,
         )
@@ -882,10 +882,10 @@ class Recaller:
                         result.lanes["bridge"], settings.bridge_margin * self._cosine_unit(state, settings), state.query
                     )
                 scored = {name: [c.score for c in result.lanes[name]] for name in rankings if name != "bridge"}
-                if settings.cosine_units == "spread" and scored.get("dense"):
-                    # the bonus's share of MiniLM's cosines: the query's scores laid from its median best
-                    unit, top = self._cosine_unit(state, settings), scored["dense"][0]
-                    scored["dense"] = [REFERENCE_TOP + (score - top) / unit for score in scored["dense"]]
+                if "dense" in scored:  # the bonus's share of MiniLM's cosines
+                    scored["dense"] = dense_stage.in_reference_units(
+                        scored["dense"], self._cosine_unit(state, settings), settings.cosine_units, self.model_name
+                    )
                 bonus_weights = {lane: w * settings.bonus_scale.get(lane, 1.0) for lane, w in settings.weights.items()}
                 fused = fusion.rank_bonus(
                     bonus_rankings, settings.top_bonus, bonus_weights, fused, scored, settings.bonus_margin
@@ -1123,10 +1123,10 @@ class Recaller:
                 c.via = reached.get(c.note_id)
         return found
 
-    @staticmethod
-    def _cosine_unit(state: QueryState, settings: RecallSettings) -> float:
+    def _cosine_unit(self, state: QueryState, settings: RecallSettings) -> float:
         """One cosine of the fusion's constants for this query (``dense.cosine_unit``)."""
-        return dense_stage.cosine_unit(settings.cosine_units, [score for _, score in state.nearest_chunks])
+        cosines = [score for _, score in state.nearest_chunks]
+        return dense_stage.cosine_unit(settings.cosine_units, cosines, self.model_name)
 
     def _fill_dense_scores(self, candidates: list[Candidate], vector: np.ndarray) -> None:
         """Candidates the lexical lane found first get their best chunk's cosine too (shown, a

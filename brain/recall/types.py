@@ -127,9 +127,14 @@ DEFAULT_LONG_NOTE_DISCOUNT = 0.02
 # reached, over MiniLM's median σ (0.067 / 0.051 / 0.058 on the mini-benchmark, the SRD and
 # vaultofknowledge: bench/cosine_units.py), the dense lane's scores for the bonus's share laid
 # from MiniLM's median best cosine (0.557 / 0.577 / 0.589).
-COSINE_UNITS = ("cosine", "spread")
+# "model" reads them in units of the model family's spread: 1 for MiniLM and any model not e5
+# (today's behaviour, exactly), E5_UNIT for an e5 model, whose σ on the mini-benchmark's vault is
+# 0.0122 against MiniLM's 0.067 there, its best cosine's median 0.876 against 0.557.
+COSINE_UNITS = ("cosine", "spread", "model")
 REFERENCE_SPREAD = 0.058
 REFERENCE_TOP = 0.57
+E5_UNIT = 0.0122 / 0.067
+E5_TOP = 0.876
 
 
 @dataclass(frozen=True)
@@ -197,7 +202,7 @@ class RecallSettings:
     long_note_chunks: int = LONG_NOTE_CHUNKS  # ... of more chunks than this
     max_of_n: float = 0.0  # dense: a note of N chunks loses this × σ of the reached cosines × E[max of N normals]
     max_of_n_reached: bool = False  # ... × the share of its other chunks the search did not reach
-    cosine_units: str = "cosine"  # "spread": constants in cosine read in the query's own σ (REFERENCE_SPREAD)
+    cosine_units: str = "cosine"  # "spread": constants in cosine read in the query's own σ; "model": its model's
     lexical_weights: tuple[float, ...] = DEFAULT_BM25_WEIGHTS  # bm25() weights of the FTS columns
     fusion_method: str = "rrf"  # "rrf" (ranks) or "score" (each lane's scores, min-max scaled, weighted)
     top_bonus: tuple[float, ...] = DEFAULT_TOP_BONUS  # RRF: extra votes for a lane's ranks 1, 2, ... (× its weight)
