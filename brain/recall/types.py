@@ -120,21 +120,6 @@ DEFAULT_PPR_HUB_SEEDS = DEFAULT_ANCHOR_HUB
 # top 10 (README, "What each stage is worth").
 LONG_NOTE_CHUNKS = 16
 DEFAULT_LONG_NOTE_DISCOUNT = 0.02
-# The constants above in cosine units (the long-note discount, the bridge margin, the top-rank
-# bonus's share of the dense lane's score) were read off all-MiniLM-L6-v2's cosines; e5 models put
-# every pair of texts between about 0.7 and 0.9. RecallSettings.cosine_units = "spread" reads them
-# in units of the query's own spread instead: σ of the cosines of the chunks its dense search
-# reached, over MiniLM's median σ (0.067 / 0.051 / 0.058 on the mini-benchmark, the SRD and
-# vaultofknowledge: bench/cosine_units.py), the dense lane's scores for the bonus's share laid
-# from MiniLM's median best cosine (0.557 / 0.577 / 0.589).
-# "model" reads them in units of the model family's spread: 1 for MiniLM and any model not e5
-# (today's behaviour, exactly), E5_UNIT for an e5 model, whose σ on the mini-benchmark's vault is
-# 0.0122 against MiniLM's 0.067 there, its best cosine's median 0.876 against 0.557.
-COSINE_UNITS = ("cosine", "spread", "model")
-REFERENCE_SPREAD = 0.058
-REFERENCE_TOP = 0.57
-E5_UNIT = 0.0122 / 0.067
-E5_TOP = 0.876
 
 
 @dataclass(frozen=True)
@@ -202,7 +187,6 @@ class RecallSettings:
     long_note_chunks: int = LONG_NOTE_CHUNKS  # ... of more chunks than this
     max_of_n: float = 0.0  # dense: a note of N chunks loses this × σ of the reached cosines × E[max of N normals]
     max_of_n_reached: bool = False  # ... × the share of its other chunks the search did not reach
-    cosine_units: str = "cosine"  # "spread": constants in cosine read in the query's own σ; "model": its model's
     lexical_weights: tuple[float, ...] = DEFAULT_BM25_WEIGHTS  # bm25() weights of the FTS columns
     fusion_method: str = "rrf"  # "rrf" (ranks) or "score" (each lane's scores, min-max scaled, weighted)
     top_bonus: tuple[float, ...] = DEFAULT_TOP_BONUS  # RRF: extra votes for a lane's ranks 1, 2, ... (× its weight)
