@@ -1340,6 +1340,21 @@ def m025_frontmatter_dates_in_ascii_digits(conn: sqlite3.Connection) -> None:
 INDEX_MIGRATIONS.safe_to_run_again.add("m025_frontmatter_dates_in_ascii_digits")
 
 
+def _read_again_notes_with_a_chunk(
+    conn: sqlite3.Connection, looks_like: str, holds: Callable[[str | None], bool]
+) -> None:
+    """Marks the notes with a chunk that ``holds`` what a migration's reading changed, to be read
+    again by the next run (hash and mtime cleared: the same bytes make no new version, and a chunk
+    of the same text keeps its vector). ``looks_like``, a LIKE pattern every such chunk matches,
+    spares most chunks ``holds``, Python called from SQLite for each chunk it passes."""
+    conn.create_function("brain_chunk_read_otherwise", 1, holds, deterministic=True)
+    conn.execute(
+        "UPDATE notes SET hash = '', mtime_ns = -1 WHERE id IN"
+        " (SELECT note_id FROM chunks WHERE text LIKE ? AND brain_chunk_read_otherwise(text))",
+        (looks_like,),
+    )
+
+
 # A line that opened a fence before m026 and opens none now: a run of backticks with another
 # backtick after it on the line ("```make test```").
 _INLINE_TRIPLE_BACKTICKS = re.compile(r"^ {0,3}`{3,}(?!`)[^`\n]*`", re.MULTILINE)
@@ -1356,11 +1371,7 @@ def m026_inline_code_in_triple_backticks(conn: sqlite3.Connection) -> None:
     that nothing closed, and the rest of the note held no link, no tag and no heading. The notes
     whose chunks hold such a line are read again by the next run (hash and mtime cleared: the
     same bytes make no new version, and a chunk of the same text keeps its vector)."""
-    conn.create_function("brain_inline_triple_backticks", 1, _holds_inline_triple_backticks, deterministic=True)
-    conn.execute(
-        "UPDATE notes SET hash = '', mtime_ns = -1 WHERE id IN"
-        " (SELECT note_id FROM chunks WHERE text LIKE '%```%`%' AND brain_inline_triple_backticks(text))"
-    )
+    _read_again_notes_with_a_chunk(conn, "%```%`%", _holds_inline_triple_backticks)
 
 
 # It only marks notes to be read again: run again, it gives the same rows.
@@ -1391,11 +1402,7 @@ def m027_headings_ending_in_a_hash(conn: sqlite3.Connection) -> None:
     notes whose chunks hold such a heading are read again by the next run (hash and mtime
     cleared: the same bytes make no new version; their chunks under it, of a new heading, are
     embedded again)."""
-    conn.create_function("brain_hash_ended_heading", 1, _holds_hash_ended_heading, deterministic=True)
-    conn.execute(
-        "UPDATE notes SET hash = '', mtime_ns = -1 WHERE id IN"
-        " (SELECT note_id FROM chunks WHERE text LIKE '%#%' AND brain_hash_ended_heading(text))"
-    )
+    _read_again_notes_with_a_chunk(conn, "%#%", _holds_hash_ended_heading)
 
 
 # It only marks notes to be read again: run again, it gives the same rows.
@@ -1886,13 +1893,7 @@ def m040_markdown_links_with_parentheses(conn: sqlite3.Connection) -> None:
     chunker, no link to it, could cut it between its words. The notes whose chunks hold such a
     target are read again by the next run (hash and mtime cleared: the same bytes make no new
     version, and a chunk of the same text keeps its vector)."""
-    conn.create_function(
-        "brain_markdown_target_with_parentheses", 1, _holds_markdown_target_with_parentheses, deterministic=True
-    )
-    conn.execute(
-        "UPDATE notes SET hash = '', mtime_ns = -1 WHERE id IN"
-        " (SELECT note_id FROM chunks WHERE text LIKE '%](%' AND brain_markdown_target_with_parentheses(text))"
-    )
+    _read_again_notes_with_a_chunk(conn, "%](%", _holds_markdown_target_with_parentheses)
 
 
 # It only marks notes to be read again: run again, it gives the same rows.
@@ -1916,11 +1917,7 @@ def m041_tags_as_obsidian_reads_them(conn: sqlite3.Connection) -> None:
     ``#café`` "cafe"), and read no emoji tag (``#🌱/seedling``) nor ``#2024-05``. The notes whose
     chunks hold such a tag are read again by the next run (hash and mtime cleared: the same bytes
     make no new version, and a chunk of the same text keeps its vector)."""
-    conn.create_function("brain_tag_read_otherwise", 1, _holds_a_tag_read_otherwise, deterministic=True)
-    conn.execute(
-        "UPDATE notes SET hash = '', mtime_ns = -1 WHERE id IN"
-        " (SELECT note_id FROM chunks WHERE text LIKE '%#%' AND brain_tag_read_otherwise(text))"
-    )
+    _read_again_notes_with_a_chunk(conn, "%#%", _holds_a_tag_read_otherwise)
 
 
 # It only marks notes to be read again: run again, it gives the same rows.
