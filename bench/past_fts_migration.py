@@ -42,6 +42,14 @@ def _prepared(source: Path, folder: Path, copies: int) -> Path:
     older = Migrations("index")
     older.steps = INDEX_MIGRATIONS.steps[: names.index(LAST_BEFORE) + 1]
     older.apply(conn)
+    copy_present_into_past(conn, copies)
+    conn.close()
+    return target
+
+
+def copy_present_into_past(conn: sqlite3.Connection, copies: int) -> None:
+    """The present's chunks copied into the past ``copies`` times, each under a key of its own (a
+    past as large as the present, or larger), in one transaction (bench/past_fts_rebuild.py too)."""
     conn.execute("BEGIN")
     for _ in range(copies):
         conn.execute(
@@ -50,8 +58,6 @@ def _prepared(source: Path, folder: Path, copies: int) -> Path:
             " FROM chunks c JOIN notes n ON n.id = c.note_id"
         )
     conn.execute("COMMIT")
-    conn.close()
-    return target
 
 
 def _tokenized(base: Path, tokenizer: str, folder: Path) -> Path:

@@ -36,6 +36,8 @@ MODEL = "benchfake:384"
 
 def _source(vault: Path, work: Path, copies: int) -> Path:
     """The vault indexed under ``work``, its past filled with copies of its present chunks."""
+    from past_fts_migration import copy_present_into_past
+
     from brain import config
     from brain.index.indexer import index_vault
 
@@ -44,14 +46,7 @@ def _source(vault: Path, work: Path, copies: int) -> Path:
     index_vault(copy, model_name=MODEL, progress=False)
     database = config.index_dir(copy) / "index.db"
     conn = sqlite3.connect(database, isolation_level=None)
-    conn.execute("BEGIN")
-    for _ in range(copies):
-        conn.execute(
-            "INSERT INTO chunk_history (note_id, key, title, heading, text, vector)"
-            " SELECT c.note_id, randomblob(16), n.title, c.heading, c.text, c.vector"
-            " FROM chunks c JOIN notes n ON n.id = c.note_id"
-        )
-    conn.execute("COMMIT")
+    copy_present_into_past(conn, copies)
     conn.close()
     return database
 
