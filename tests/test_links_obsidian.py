@@ -8,14 +8,18 @@ link_in_yaml, links_everywhere, all_link_types, link_in_task_markdown_link, comm
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 
 from click.testing import CliRunner
-from index_helpers import IndexView, index_into
+from index_helpers import IndexView, history_problems, index_into
 
 from brain.cli import cli
+from brain.index.schema import INDEX_MIGRATIONS
 from brain.index.store import IndexStore
 from brain.links import property_links
+from brain.migrations import connect
 from brain.notes import parse_note
 
 
@@ -24,6 +28,33 @@ def _write(root, files: dict[str, str]) -> None:
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
+
+
+def _as_an_older_brain_left_it(directory, migration: str, *statements: str) -> int:
+    """The index in ``directory`` made, by ``statements``, what a brain before ``migration`` left,
+    the migration pending again: how many note versions it holds."""
+    db = directory / "index.db"
+    conn = connect(str(db))
+    for statement in statements:
+        conn.execute(statement)
+    conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = ?", (migration,))
+    conn.commit()
+    versions = conn.execute("SELECT count(*) FROM note_versions").fetchone()[0]
+    conn.close()
+    with contextlib.closing(sqlite3.connect(db)) as check:
+        assert migration in INDEX_MIGRATIONS.pending(check)
+    return versions
+
+
+def _indexed_again_with_no_new_version(home, vault, directory, versions: int):
+    """The next `brain index`'s report, once it has read notes again with no new version, nothing
+    embedded again and a sound history."""
+    report, _ = index_into(home, vault)
+    assert report.embedded == 0
+    with IndexView(directory) as view:
+        assert view.conn.execute("SELECT count(*) FROM note_versions").fetchone()[0] == versions
+    assert history_problems(directory / "index.db") == []
+    return report
 
 
 def _forms(links) -> list[tuple[str, str, str | None, str | None, int]]:
@@ -95,16 +126,9 @@ def test_brain_neighbours_names_a_property_link(tmp_path, monkeypatch):
     ]
 
 
-def test_an_index_an_older_brain_read_is_read_again_once(tmp_path, closing):
+def test_an_index_an_older_brain_read_is_read_again_once(tmp_path):
     """m019: the notes an older brain may have read otherwise are read again by the next `brain
     index`, with no new version and no chunk embedded again for the same text; the others not."""
-    import sqlite3
-
-    from index_helpers import history_problems
-
-    from brain.index.schema import INDEX_MIGRATIONS
-    from brain.migrations import connect
-
     vault = tmp_path / "vault"
     _write(
         vault,
@@ -117,38 +141,25 @@ def test_an_index_an_older_brain_read_is_read_again_once(tmp_path, closing):
     )
     home = tmp_path / "home"
     _, directory = index_into(home, vault)
-    db = directory / "index.db"
-    conn = connect(str(db))
     # as an older brain left it: no property link, no link without .md, the comment's link, the
     # empty frontmatter read up to the rule
-    conn.execute("DELETE FROM links WHERE kind = 'property' OR target = 'C'")
-    conn.execute(
-        "INSERT INTO links (source_id, target, kind, line, status) SELECT id, 'A', 'wikilink', 1, 'pending' FROM notes WHERE path = 'B.md'"
+    versions = _as_an_older_brain_left_it(
+        directory,
+        "m019_reread_obsidian_forms",
+        "DELETE FROM links WHERE kind = 'property' OR target = 'C'",
+        "INSERT INTO links (source_id, target, kind, line, status) SELECT id, 'A', 'wikilink', 1, 'pending' FROM notes WHERE path = 'B.md'",
+        "UPDATE notes SET warnings = '[\"frontmatter is not a mapping; ignored\"]' WHERE path = 'D.md'",
     )
-    conn.execute("UPDATE notes SET warnings = '[\"frontmatter is not a mapping; ignored\"]' WHERE path = 'D.md'")
-    conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm019_reread_obsidian_forms'")
-    versions = conn.execute("SELECT count(*) FROM note_versions").fetchone()[0]
-    conn.close()
-    assert "m019_reread_obsidian_forms" in INDEX_MIGRATIONS.pending(closing(sqlite3.connect(db)))
-    report, _ = index_into(home, vault)
-    assert (report.changed, report.unchanged, report.embedded) == (3, 1, 0)
+    report = _indexed_again_with_no_new_version(home, vault, directory, versions)
+    assert (report.changed, report.unchanged) == (3, 1)
     with IndexView(directory) as view:
         assert view.targets("A.md") == {"B.md"} and view.targets("B.md") == {"C.md"}
-        assert view.conn.execute("SELECT count(*) FROM note_versions").fetchone()[0] == versions
-    assert history_problems(db) == []
 
 
-def test_an_index_that_read_inline_triple_backticks_as_a_fence_reads_those_notes_again(tmp_path, closing):
+def test_an_index_that_read_inline_triple_backticks_as_a_fence_reads_those_notes_again(tmp_path):
     """m026: a note with a line of inline code in triple backticks, which an older brain read as a
     fence that hid the rest of the note, is read again once by the next `brain index` (no new
     version, nothing embedded again); the others are not."""
-    import sqlite3
-
-    from index_helpers import history_problems
-
-    from brain.index.schema import INDEX_MIGRATIONS
-    from brain.migrations import connect
-
     vault = tmp_path / "vault"
     _write(
         vault,
@@ -159,23 +170,18 @@ def test_an_index_that_read_inline_triple_backticks_as_a_fence_reads_those_notes
     )
     home = tmp_path / "home"
     _, directory = index_into(home, vault)
-    db = directory / "index.db"
-    conn = connect(str(db))
     # as an older brain left it: no link and no tag after the line it read as a fence
-    conn.execute("DELETE FROM links WHERE source_id = (SELECT id FROM notes WHERE path = 'A.md')")
-    conn.execute("DELETE FROM tags WHERE note_id = (SELECT id FROM notes WHERE path = 'A.md')")
-    conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm026_inline_code_in_triple_backticks'")
-    conn.commit()
-    versions = conn.execute("SELECT count(*) FROM note_versions").fetchone()[0]
-    conn.close()
-    assert "m026_inline_code_in_triple_backticks" in INDEX_MIGRATIONS.pending(closing(sqlite3.connect(db)))
-    report, _ = index_into(home, vault)
-    assert (report.changed, report.unchanged, report.embedded) == (1, 1, 0)
+    versions = _as_an_older_brain_left_it(
+        directory,
+        "m026_inline_code_in_triple_backticks",
+        "DELETE FROM links WHERE source_id = (SELECT id FROM notes WHERE path = 'A.md')",
+        "DELETE FROM tags WHERE note_id = (SELECT id FROM notes WHERE path = 'A.md')",
+    )
+    report = _indexed_again_with_no_new_version(home, vault, directory, versions)
+    assert (report.changed, report.unchanged) == (1, 1)
     with IndexView(directory) as view:
         assert view.targets("A.md") == {"B.md"}
         assert view.note("A.md")["tags"] == ["checked"]
-        assert view.conn.execute("SELECT count(*) FROM note_versions").fetchone()[0] == versions
-    assert history_problems(db) == []
 
 
 def test_tags_and_aliases_are_read_from_their_keys_in_any_case(tmp_path):
@@ -358,18 +364,11 @@ def test_a_first_build_reads_no_note_version_for_the_link_history(tmp_path, clos
     assert statements and not [sql for sql in statements if "note_versions" in sql]
 
 
-def test_markdown_links_to_names_with_parentheses_end_to_end(tmp_path, closing):
+def test_markdown_links_to_names_with_parentheses_end_to_end(tmp_path):
     """A markdown link to a note whose name holds parentheses (what Obsidian writes with wikilinks
     off: ``[x](Meeting%20(2024).md)``) is the note's link in `brain neighbours`, not a dangling
     "Meeting (2024". m040: an index an older brain made reads such notes again once (no new
     version, nothing embedded again); the others are not."""
-    import sqlite3
-
-    from index_helpers import history_problems
-
-    from brain.index.schema import INDEX_MIGRATIONS
-    from brain.migrations import connect
-
     vault = tmp_path / "vault"
     _write(
         vault,
@@ -384,60 +383,38 @@ def test_markdown_links_to_names_with_parentheses_end_to_end(tmp_path, closing):
     with IndexView(directory) as view:
         assert view.targets("Home.md") == {"Meetings/Meeting (2024).md", "Plans/Plan (v2).md"}
         assert view.conn.execute("SELECT count(*) FROM links WHERE status = 'dangling'").fetchone()[0] == 0
-    db = directory / "index.db"
-    conn = connect(str(db))
     # as an older brain left it: each link ended at its first ")", dangling
-    conn.execute(
+    versions = _as_an_older_brain_left_it(
+        directory,
+        "m040_markdown_links_with_parentheses",
         "UPDATE links SET target = 'Meeting (2024', target_id = NULL, status = 'dangling'"
-        " WHERE source_id = (SELECT id FROM notes WHERE path = 'Home.md')"
+        " WHERE source_id = (SELECT id FROM notes WHERE path = 'Home.md')",
     )
-    conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm040_markdown_links_with_parentheses'")
-    conn.commit()
-    versions = conn.execute("SELECT count(*) FROM note_versions").fetchone()[0]
-    conn.close()
-    assert "m040_markdown_links_with_parentheses" in INDEX_MIGRATIONS.pending(closing(sqlite3.connect(db)))
-    report, _ = index_into(home, vault)
-    assert (report.changed, report.unchanged, report.embedded) == (1, 2, 0)
+    report = _indexed_again_with_no_new_version(home, vault, directory, versions)
+    assert (report.changed, report.unchanged) == (1, 2)
     with IndexView(directory) as view:
         assert view.targets("Home.md") == {"Meetings/Meeting (2024).md", "Plans/Plan (v2).md"}
-        assert view.conn.execute("SELECT count(*) FROM note_versions").fetchone()[0] == versions
-    assert history_problems(db) == []
 
 
-def test_an_index_that_cut_tags_at_a_combining_mark_reads_those_notes_again(tmp_path, closing):
+def test_an_index_that_cut_tags_at_a_combining_mark_reads_those_notes_again(tmp_path):
     """m041: a note holding a tag Obsidian reads whole and brain read cut (``#हिन्दी`` as "ह") or
     not at all (``#🌱/seedling``) is read again once by the next `brain index` (no new version,
     nothing embedded again); the others are not."""
-    import sqlite3
-
-    from index_helpers import history_problems
-
-    from brain.index.schema import INDEX_MIGRATIONS
-    from brain.migrations import connect
-
     vault = tmp_path / "vault"
     _write(vault, {"A.md": "Notes #हिन्दी #🌱/seedling and #plain\n", "B.md": "Only #plain here.\n"})
     home = tmp_path / "home"
     _, directory = index_into(home, vault)
     with IndexView(directory) as view:
         assert view.note("A.md")["tags"] == ["हिन्दी", "🌱/seedling", "plain"]
-    db = directory / "index.db"
-    conn = connect(str(db))
-    # as an older brain left it
-    conn.execute("DELETE FROM tags WHERE note_id = (SELECT id FROM notes WHERE path = 'A.md')")
-    conn.execute(
+    versions = _as_an_older_brain_left_it(
+        directory,
+        "m041_tags_as_obsidian_reads_them",
+        "DELETE FROM tags WHERE note_id = (SELECT id FROM notes WHERE path = 'A.md')",
         "INSERT INTO tags (note_id, tag) SELECT id, t FROM notes, (SELECT 'ह' AS t UNION ALL SELECT 'plain')"
-        " WHERE path = 'A.md'"
+        " WHERE path = 'A.md'",
+        "UPDATE notes SET tags = '[\"ह\", \"plain\"]' WHERE path = 'A.md'",
     )
-    conn.execute("UPDATE notes SET tags = '[\"ह\", \"plain\"]' WHERE path = 'A.md'")
-    conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm041_tags_as_obsidian_reads_them'")
-    conn.commit()
-    versions = conn.execute("SELECT count(*) FROM note_versions").fetchone()[0]
-    conn.close()
-    assert "m041_tags_as_obsidian_reads_them" in INDEX_MIGRATIONS.pending(closing(sqlite3.connect(db)))
-    report, _ = index_into(home, vault)
-    assert (report.changed, report.unchanged, report.embedded) == (1, 1, 0)
+    report = _indexed_again_with_no_new_version(home, vault, directory, versions)
+    assert (report.changed, report.unchanged) == (1, 1)
     with IndexView(directory) as view:
         assert view.note("A.md")["tags"] == ["हिन्दी", "🌱/seedling", "plain"]
-        assert view.conn.execute("SELECT count(*) FROM note_versions").fetchone()[0] == versions
-    assert history_problems(db) == []
