@@ -6,6 +6,7 @@ The vault is only read."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -29,9 +30,11 @@ def _files(vault: Path) -> dict[str, bytes]:
     return {str(p.relative_to(vault)): p.read_bytes() for p in sorted(vault.rglob("*")) if p.is_file()}
 
 
-def _held(service, monkeypatch) -> tuple[threading.Event, threading.Event]:  # type: ignore[no-untyped-def]
-    """The server's next pass held once it begins (released by the first event), so what the
-    server says meanwhile is seen; the second is set as it begins."""
+@contextlib.contextmanager
+def _rebuild_held(service, monkeypatch, vault: Path, put_in_its_place: Path | None = None):  # type: ignore[no-untyped-def]
+    """The vault's index folder deleted under the running server (another index put in its
+    place, if given), and the pass that rebuilds it held once begun, so what the server says
+    meanwhile is seen; then let go, and waited for to the index rebuilt."""
     release, begun = threading.Event(), threading.Event()
     index = service._index
 
@@ -41,7 +44,16 @@ def _held(service, monkeypatch) -> tuple[threading.Event, threading.Event]:  # t
         return index(recheck)
 
     monkeypatch.setattr(service, "_index", held)
-    return release, begun
+    directory = config.index_dir(vault)
+    shutil.rmtree(directory)
+    if put_in_its_place is not None:
+        shutil.copytree(put_in_its_place, directory)
+    try:
+        wait_until(begun.is_set, 30, "a pass begun for the deleted or replaced index")
+        yield
+    finally:
+        release.set()
+    wait_until(lambda: service.rebuilding is None and not service.watcher.busy, 60, "the index rebuilt")
 
 
 def test_an_index_deleted_under_the_server_is_said_and_rebuilt_at_once(toy_vault, caplog, monkeypatch):
@@ -54,10 +66,7 @@ def test_an_index_deleted_under_the_server_is_said_and_rebuilt_at_once(toy_vault
         notes = service.status()["index"]["notes"]
         assert notes > 0
         directory = config.index_dir(toy_vault)
-        release, begun = _held(service, monkeypatch)
-        shutil.rmtree(directory)
-        try:
-            wait_until(begun.is_set, 30, "a pass begun for the deleted index")
+        with _rebuild_held(service, monkeypatch, toy_vault):
             said = [r.getMessage() for r in caplog.records if "was deleted" in r.getMessage()]
             assert len(said) == 1 and str(directory) in said[0], said
             failing = service.status()["indexing_failing"]
@@ -66,9 +75,6 @@ def test_an_index_deleted_under_the_server_is_said_and_rebuilt_at_once(toy_vault
             assert reply["ok"] is False, reply
             message = reply["error"]["message"]
             assert "rebuilding it" in message and "0 of about" in message and "\n" not in message, message
-        finally:
-            release.set()
-        wait_until(lambda: service.rebuilding is None and not service.watcher.busy, 60, "the index rebuilt")
         assert service.status()["indexing_failing"] is None
         assert (directory / "index.db").exists()
         assert service.status()["index"]["notes"] == notes
@@ -86,19 +92,11 @@ def test_another_vault_s_index_put_in_its_place_is_not_answered_from(toy_vault, 
     monkeypatch.setattr(service_module, "PROBE_EVERY", 0.1)
     with served(toy_vault, rescan_seconds=3600) as daemon:
         service = daemon.service
-        directory = config.index_dir(toy_vault)
-        release, begun = _held(service, monkeypatch)
-        shutil.rmtree(directory)
-        shutil.copytree(theirs, directory)
-        try:
-            wait_until(begun.is_set, 30, "a pass begun for the replaced index")
+        with _rebuild_held(service, monkeypatch, toy_vault, theirs):
             said = [r.getMessage() for r in caplog.records if "was replaced by one of" in r.getMessage()]
             assert len(said) == 1 and str(other.resolve()) in said[0], said
             reply = request(daemon, "ask", query=QUESTION, modes=["hybrid"], wait=15)
             assert reply["ok"] is False and "rebuilding it" in reply["error"]["message"], reply
-        finally:
-            release.set()
-        wait_until(lambda: service.rebuilding is None and not service.watcher.busy, 60, "the index rebuilt")
         reply = request(daemon, "ask", query=QUESTION, modes=["hybrid"], wait=15)
         assert reply["ok"] is True, reply
         paths = [c["path"] for r in reply["result"]["results"] for c in r["results"]]
@@ -132,10 +130,7 @@ def test_brain_status_says_the_server_is_rebuilding_not_that_the_vault_is_empty(
     with served(toy_vault, rescan_seconds=3600) as daemon:
         service = daemon.service
         chunks = service.status()["index"]["chunks"]
-        release, begun = _held(service, monkeypatch)
-        shutil.rmtree(config.index_dir(toy_vault))
-        try:
-            wait_until(begun.is_set, 30, "a pass begun for the deleted index")
+        with _rebuild_held(service, monkeypatch, toy_vault):
             result = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)])
             assert result.exit_code == 0, result.output
             line = next(line for line in result.output.splitlines() if line.startswith("notes:"))
@@ -145,9 +140,6 @@ def test_brain_status_says_the_server_is_rebuilding_not_that_the_vault_is_empty(
             rebuilding = json.loads(result.output)["server"]["rebuilding"]
             assert rebuilding["embedded"] == 0 and rebuilding["of_about"] == chunks, rebuilding
             assert rebuilding["failed"] is False and "deleted" in rebuilding["why"], rebuilding
-        finally:
-            release.set()
-        wait_until(lambda: service.rebuilding is None and not service.watcher.busy, 60, "the index rebuilt")
         result = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault), "--json"])
         assert json.loads(result.output)["server"]["rebuilding"] is None
         result = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)])
@@ -177,10 +169,7 @@ def test_note_history_and_neighbours_during_a_rebuild_say_it_as_ask_does(toy_vau
     with served(toy_vault, rescan_seconds=3600) as daemon:
         service = daemon.service
         chunks = service.status()["index"]["chunks"]
-        release, begun = _held(service, monkeypatch)
-        shutil.rmtree(config.index_dir(toy_vault))
-        try:
-            wait_until(begun.is_set, 30, "a pass begun for the deleted index")
+        with _rebuild_held(service, monkeypatch, toy_vault):
             asked = request(daemon, "ask", query=QUESTION, modes=["hybrid"], wait=15, update=False)
             line = asked["error"]["message"]
             assert f"rebuilding it from the vault (0 of about {chunks} chunks embedded)" in line, line
@@ -190,9 +179,6 @@ def test_note_history_and_neighbours_during_a_rebuild_say_it_as_ask_does(toy_vau
             for command in ("note", "history", "neighbours"):
                 result = CliRunner().invoke(cli, [command, "Home", "--vault", str(toy_vault)])
                 assert result.exit_code == 1 and result.output == f"Error: {line}\n", (command, result.output)
-        finally:
-            release.set()
-        wait_until(lambda: service.rebuilding is None and not service.watcher.busy, 60, "the index rebuilt")
         for op in ("note", "history", "neighbours"):
             assert request(daemon, op, note="Home", wait=5)["ok"] is True, op
         for command in ("note", "history", "neighbours"):
@@ -207,10 +193,7 @@ def test_status_during_a_rebuild_does_not_send_the_user_to_brain_index(toy_vault
     with served(toy_vault, rescan_seconds=3600) as daemon:
         service = daemon.service
         notes = service.status()["index"]["notes"]
-        release, begun = _held(service, monkeypatch)
-        shutil.rmtree(config.index_dir(toy_vault))
-        try:
-            wait_until(begun.is_set, 30, "a pass begun for the deleted index")
+        with _rebuild_held(service, monkeypatch, toy_vault):
             result = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)])
             assert result.exit_code == 0, result.output
             lines = {line.split(":", 1)[0]: line for line in result.output.splitlines()}
@@ -219,8 +202,5 @@ def test_status_during_a_rebuild_does_not_send_the_user_to_brain_index(toy_vault
                 f"pending: {notes} new, 0 changed, 0 renamed, 0 deleted  "
                 "(brain serve is rebuilding the index; these are not in it yet)"
             ), lines["pending"]
-        finally:
-            release.set()
-        wait_until(lambda: service.rebuilding is None and not service.watcher.busy, 60, "the index rebuilt")
         result = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)])
         assert "pending: 0 new, 0 changed, 0 renamed, 0 deleted  (up to date)" in result.output, result.output
