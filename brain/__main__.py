@@ -44,12 +44,10 @@ def main() -> None:
         sys.exit("Error: the working directory no longer exists (deleted or moved); cd to a folder that does.")
 
 
-def _exit_if_out_of_memory(exc: BaseException) -> None:
+def _exit_if_out_of_memory(exc: MemoryError | ImportError | OSError) -> None:
     """Out of memory (``ulimit -v``, a small container): one line, not Python's traceback. Under
     `ulimit -v 150000` `brain index` died of a MemoryError at an import, under 200000 of the
     loader's "failed to map segment from shared object" (an ImportError). Anything else: nothing."""
-    if not isinstance(exc, (MemoryError, ImportError, OSError)):
-        return
     from .errors import out_of_memory
 
     where = out_of_memory(exc)

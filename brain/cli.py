@@ -380,10 +380,10 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     # their breaks escaped (literal), other text from the vault spaced on its row (in_column).
     echo(f"vault:  {literal(str(st.vault))}")
     rebuilding = (server or {}).get("rebuilding")
-    rebuilt_now = isinstance(rebuilding, dict) and not rebuilding.get("failed")  # a pass building it again
+    being_rebuilt = isinstance(rebuilding, dict) and not rebuilding.get("failed")  # a pass building it again
     # "(none yet)" read as a vault never indexed; its pending line said to run `brain index`
-    none = "  (none: brain serve is rebuilding it)" if rebuilt_now else "  (none yet)"
-    echo(f"index:  {literal(str(st.index_dir))}" + ("" if st.indexed else none))
+    no_index = "  (none: brain serve is rebuilding it)" if being_rebuilt else "  (none yet)"
+    echo(f"index:  {literal(str(st.index_dir))}" + ("" if st.indexed else no_index))
     if st.moved_from:  # what `brain index` would do here: not the first run the lines below count
         echo(
             f"moved:  {literal(st.moved_from)} was this vault's path: its index (a folder no longer there) "
@@ -411,7 +411,7 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     )
     if stale and st.indexing and not st.settings_mismatch:  # "run `brain index`" read as if nothing were
         todo = "being indexed now"
-    if stale and rebuilt_now and not st.settings_mismatch:  # the index went from under the server
+    if stale and being_rebuilt and not st.settings_mismatch:  # the index went from under the server
         todo = "brain serve is rebuilding the index; these are not in it yet"
     if stale and st.newer:  # `brain index` refuses it
         todo = "not indexed by this brain: see newer:"

@@ -1,5 +1,7 @@
 """Library exceptions. The CLI turns every BrainError into a clean click error."""
 
+import errno
+
 
 class BrainError(Exception):
     """Base class for errors a user can act on; the message says how. The CLI prints it as one
@@ -165,7 +167,7 @@ def out_of_memory(exc: BaseException) -> str | None:
     text = str(exc)
     if not (
         isinstance(exc, MemoryError)
-        or (isinstance(exc, OSError) and exc.errno == 12)  # ENOMEM
+        or (isinstance(exc, OSError) and exc.errno == errno.ENOMEM)
         or "failed to map segment" in text
         or "Cannot allocate memory" in text
     ):
