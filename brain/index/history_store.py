@@ -1179,8 +1179,13 @@ class HistoryStore:
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunk_history_vocab"
             " USING fts5vocab(main, 'chunk_history_fts', 'row')"
         )
+        return self._terms_with_prefix("chunk_history_vocab", prefix, limit)
+
+    def _terms_with_prefix(self, vocab: str, prefix: str, limit: int) -> list[str]:
+        """The terms of the fts5vocab table ``vocab`` (of temp) that begin with ``prefix``, the most
+        widespread first: those between it and it followed by the last code point."""
         rows = self.conn.execute(
-            "SELECT term FROM temp.chunk_history_vocab WHERE term > ? AND term < ? ORDER BY doc DESC LIMIT ?",
+            f"SELECT term FROM temp.{vocab} WHERE term > ? AND term < ? ORDER BY doc DESC LIMIT ?",
             (prefix, prefix + "\U0010ffff", limit),
         )
         return [r[0] for r in rows]

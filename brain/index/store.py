@@ -1179,11 +1179,7 @@ class IndexStore(LexicalStore, HistoryStore):
     def vocabulary_with_prefix(self, prefix: str, limit: int) -> list[str]:
         """Terms of the lexical index that begin with ``prefix``, the most widespread first."""
         self._vocabulary()
-        rows = self.conn.execute(
-            "SELECT term FROM temp.chunks_vocab WHERE term > ? AND term < ? ORDER BY doc DESC LIMIT ?",
-            (prefix, prefix + "\U0010ffff", limit),
-        )
-        return [r[0] for r in rows]
+        return self._terms_with_prefix("chunks_vocab", prefix, limit)
 
     def _vocabulary(self) -> None:
         self.conn.execute(
