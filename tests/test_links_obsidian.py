@@ -199,16 +199,9 @@ def test_tags_and_aliases_are_read_from_their_keys_in_any_case(tmp_path):
         assert view.targets("A.md") == {"B.md"}
 
 
-def test_an_index_that_read_no_capitalised_aliases_key_reads_those_notes_again(tmp_path, closing):
+def test_an_index_that_read_no_capitalised_aliases_key_reads_those_notes_again(tmp_path):
     """m028: a note whose "Aliases:" or "Tags:" an older brain did not read is read again once
     by the next `brain index`, and the links to its alias resolve (nothing embedded again)."""
-    import sqlite3
-
-    from index_helpers import history_problems
-
-    from brain.index.schema import INDEX_MIGRATIONS
-    from brain.migrations import connect
-
     vault = tmp_path / "vault"
     _write(
         vault,
@@ -220,23 +213,20 @@ def test_an_index_that_read_no_capitalised_aliases_key_reads_those_notes_again(t
     )
     home = tmp_path / "home"
     _, directory = index_into(home, vault)
-    db = directory / "index.db"
-    conn = connect(str(db))
     # as an older brain left it: B without its alias and tag, A's link to the alias dangling
-    conn.execute("DELETE FROM aliases")
-    conn.execute("UPDATE notes SET aliases = '[]', tags = '[]' WHERE path = 'B.md'")
-    conn.execute("DELETE FROM tags WHERE note_id = (SELECT id FROM notes WHERE path = 'B.md')")
-    conn.execute("UPDATE links SET target_id = NULL, status = 'dangling'")
-    conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm028_tags_and_aliases_in_any_case'")
-    conn.commit()
-    conn.close()
-    assert "m028_tags_and_aliases_in_any_case" in INDEX_MIGRATIONS.pending(closing(sqlite3.connect(db)))
-    report, _ = index_into(home, vault)
-    assert (report.changed, report.unchanged, report.embedded) == (1, 2, 0)
+    versions = _as_an_older_brain_left_it(
+        directory,
+        "m028_tags_and_aliases_in_any_case",
+        "DELETE FROM aliases",
+        "UPDATE notes SET aliases = '[]', tags = '[]' WHERE path = 'B.md'",
+        "DELETE FROM tags WHERE note_id = (SELECT id FROM notes WHERE path = 'B.md')",
+        "UPDATE links SET target_id = NULL, status = 'dangling'",
+    )
+    report = _indexed_again_with_no_new_version(home, vault, directory, versions)
+    assert (report.changed, report.unchanged) == (1, 2)
     with IndexView(directory) as view:
         assert view.targets("A.md") == {"B.md"}
         assert view.note("B.md")["tags"] == ["x"]
-    assert history_problems(db) == []
 
 
 def test_an_index_that_took_the_nearest_of_a_duplicated_name_resolves_it_again(tmp_path, closing):

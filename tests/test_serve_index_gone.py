@@ -30,6 +30,13 @@ def _files(vault: Path) -> dict[str, bytes]:
     return {str(p.relative_to(vault)): p.read_bytes() for p in sorted(vault.rglob("*")) if p.is_file()}
 
 
+def _status_lines(vault: Path) -> dict[str, str]:
+    """`brain status`'s lines, by what each begins with ("notes", "index", "pending")."""
+    result = CliRunner().invoke(cli, ["status", "--vault", str(vault)])
+    assert result.exit_code == 0, result.output
+    return {line.split(":", 1)[0]: line for line in result.output.splitlines()}
+
+
 @contextlib.contextmanager
 def _rebuild_held(service, monkeypatch, vault: Path, put_in_its_place: Path | None = None):  # type: ignore[no-untyped-def]
     """The vault's index folder deleted under the running server (another index put in its
@@ -119,8 +126,7 @@ def test_a_rebuild_whose_pass_fails_says_why_not_to_ask_again_later(toy_vault, m
         reply = request(daemon, "ask", query=QUESTION, modes=["hybrid"], wait=15)
         message = reply["error"]["message"]
         assert "rebuilding it" in message and "the disk is full" in message and "ask again" not in message, message
-        result = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)])
-        line = next(line for line in result.output.splitlines() if line.startswith("notes:"))
+        line = _status_lines(toy_vault)["notes"]
         assert "(brain serve is rebuilding the index, but its pass failed: see server:)" in line, line
 
 
@@ -131,9 +137,7 @@ def test_brain_status_says_the_server_is_rebuilding_not_that_the_vault_is_empty(
         service = daemon.service
         chunks = service.status()["index"]["chunks"]
         with _rebuild_held(service, monkeypatch, toy_vault):
-            result = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)])
-            assert result.exit_code == 0, result.output
-            line = next(line for line in result.output.splitlines() if line.startswith("notes:"))
+            line = _status_lines(toy_vault)["notes"]
             assert f"(brain serve is rebuilding the index: 0 of about {chunks} chunks embedded)" in line, line
             result = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault), "--json"])
             assert result.exit_code == 0, result.output
@@ -194,9 +198,7 @@ def test_status_during_a_rebuild_does_not_send_the_user_to_brain_index(toy_vault
         service = daemon.service
         notes = service.status()["index"]["notes"]
         with _rebuild_held(service, monkeypatch, toy_vault):
-            result = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)])
-            assert result.exit_code == 0, result.output
-            lines = {line.split(":", 1)[0]: line for line in result.output.splitlines()}
+            lines = _status_lines(toy_vault)
             assert lines["index"].endswith("(none: brain serve is rebuilding it)"), lines["index"]
             assert lines["pending"] == (
                 f"pending: {notes} new, 0 changed, 0 renamed, 0 deleted  "
