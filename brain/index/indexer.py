@@ -508,7 +508,7 @@ class _Run:
         re-embedded; the link history records the change as any edit's would. Changed notes
         are parsed by the run anyway.
         """
-        before = _read_fences(self.store)
+        before = self.store.link_fences()
         if before == self.link_fences:
             return
         # Only a note with a fence of a language that joined or left can link otherwise: the
@@ -798,12 +798,7 @@ def _progress_bar(total: int, enabled: bool | Literal["log"]) -> _Bar:
 def link_fences_changed(store: IndexStore) -> bool:
     """Whether ``BRAIN_LINK_FENCES`` now names other languages than the index's links were read
     with: the next run reads them again (``_relink_if_fences_changed``), even with no note changed."""
-    return _read_fences(store) != config.link_fences()
-
-
-def _read_fences(store: IndexStore) -> frozenset[str]:
-    """The fence languages the index's links were read with (``meta.link_fences``, comma-separated)."""
-    return frozenset(filter(None, (store.get_meta("link_fences") or "").split(",")))
+    return store.link_fences() != config.link_fences()
 
 
 def _may_hold(data: bytes, languages: frozenset[str]) -> bool:

@@ -383,6 +383,11 @@ class IndexStore(LexicalStore, HistoryStore):
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else default
 
+    def link_fences(self) -> frozenset[str]:
+        """The fence languages the index's links were read with (``meta.link_fences``, comma-separated;
+        ``BRAIN_LINK_FENCES`` at the last run)."""
+        return frozenset(filter(None, (self.get_meta("link_fences") or "").split(",")))
+
     def set_meta(self, key: str, value: object) -> None:
         self.conn.execute(
             "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",

@@ -62,9 +62,9 @@ def _links(store: IndexStore, chunk_ids: Sequence[int]) -> tuple[dict[int, list[
         if len(known) + len(missing) > LINKS_KEPT:
             known.clear()
         rows = store.chunk_rows(missing)
-        # Read as the index read its notes' links: in fences of its languages too (the meta the
-        # indexer writes, ``indexer._read_fences``): a ```statblock's links vote as the index counts them.
-        fences = frozenset(filter(None, (store.get_meta("link_fences") or "").split(",")))
+        # Read as the index read its notes' links: in fences of its languages too: a ```statblock's
+        # links vote as the index counts them.
+        fences = store.link_fences()
         resolved = store.written_link_targets(sorted({row.note_id for row in rows.values()}))
         for chunk_id in missing:
             row = rows.get(chunk_id)
