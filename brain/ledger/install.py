@@ -747,18 +747,18 @@ def install_hooks(path: Path, commands: dict[str, str]) -> Change:
     """Add (or update) brain's hooks, ``kind`` → command, in one edit of ``path``: one write and
     one backup holding the file as it was (two installs in a row left a second backup holding the
     first one's half-done file, the only backup of a file that did not exist before)."""
-    with editing(path, create=True) as new_folder:
-        return anew_if_changed(lambda: _install_hooks(path, commands, new_folder))
+    with editing(path, create=True) as folders_made:
+        return anew_if_changed(lambda: _install_hooks(path, commands, folders_made))
 
 
-def _install_hooks(path: Path, commands: dict[str, str], new_folder: int) -> Change:
+def _install_hooks(path: Path, commands: dict[str, str], folders_made: int) -> Change:
     loaded = load_settings(path)
     existed = loaded is not None
     data = loaded if loaded is not None else {}
     _same_database(data, path, commands)
     made = _would_make(data, existed, commands)
     if not existed:
-        made.update([FOLDER if new_folder else FOLDER_THERE, *folders_above(new_folder - 1)])
+        made.update([FOLDER if folders_made else FOLDER_THERE, *folders_above(folders_made - 1)])
     messages, changed = [], False
     for kind, command in commands.items():
         message, edited = _install(data, path, command, kind)
