@@ -262,8 +262,10 @@ def test_whenever_the_snapshot_exists_it_and_its_log_equal_the_rows_while_a_writ
 
 def test_the_walk_leaves_the_garbage_collector_as_it_found_it(indexed):
     """The walk pauses the cyclic collector and thaws what it made into the oldest generation:
-    after it the collector is on, nothing stays frozen, and a cycle made before is still found
-    (by a full collection); with the collector off before, it stays off."""
+    after it the collector is on, nothing it froze stays frozen, and a cycle made before is
+    still found (by a full collection); with the collector off before, it stays off. What was
+    frozen before stays so: the thaw thawed it too (an app's objects, frozen before a fork; on
+    Python 3.12 the few hundred the interpreter starts with, where this test failed)."""
     import gc
     import weakref
 
@@ -277,16 +279,26 @@ def test_the_walk_leaves_the_garbage_collector_as_it_found_it(indexed):
     alive = weakref.ref(a)
     del a, b
     assert gc.isenabled()
+    frozen = gc.get_freeze_count()  # 0, or Python 3.12's own
     changes.plan(vault, store)
-    assert gc.isenabled() and gc.get_freeze_count() == 0
+    assert gc.isenabled() and gc.get_freeze_count() == frozen
     gc.collect()
     assert alive() is None
     gc.disable()
     try:
         changes.plan(vault, store)
-        assert not gc.isenabled() and gc.get_freeze_count() == 0
+        assert not gc.isenabled() and gc.get_freeze_count() == frozen
     finally:
         gc.enable()
+    kept = [[n] for n in range(100)]
+    gc.freeze()  # as an app does before it forks
+    try:
+        before = gc.get_freeze_count()
+        assert before >= frozen + len(kept)
+        changes.plan(vault, store)
+        assert gc.isenabled() and gc.get_freeze_count() == before
+    finally:
+        gc.unfreeze()
 
 
 @pytest.mark.parametrize(

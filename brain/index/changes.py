@@ -145,11 +145,14 @@ def plan(
 @contextmanager
 def _collector_paused() -> Iterator[None]:
     enabled = gc.isenabled()
+    frozen = gc.get_freeze_count()  # Python 3.12 starts with a few hundred objects frozen
     gc.disable()
     try:
         yield
     finally:
-        if enabled:
+        if enabled and frozen:  # the thaw would thaw those too (an app's, frozen before a fork)
+            gc.enable()
+        elif enabled:
             # Back on, the collector's first pass would walk every tuple made meanwhile once
             # (40 ms at 100,000 notes) only to find them acyclic. Frozen, then thawed into the
             # oldest generation, they wait for a full collection instead; refcounts free them.
