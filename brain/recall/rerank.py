@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .. import config, library_output
-from ..embed import hub_probe, model_load_message, tokenizer_problem
+from ..embed import hub_probe, library_missing_message, model_load_message, tokenizer_problem
 from ..errors import ModelLoadError
 from ..text import for_search
 from .types import Candidate
@@ -29,11 +29,13 @@ class Reranker:
                 f"{config.DEFAULT_RERANK_MODEL}), or to none"
             )
         hub = hub_probe(model_name)  # its round trip overlaps the import
+        try:
+            from sentence_transformers import CrossEncoder
+        except ImportError as exc:  # not the model's fault: "download the model" sent the user the wrong way
+            raise ModelLoadError(library_missing_message("reranking", model_name, "BRAIN_RERANK_MODEL", exc)) from exc
         unreachable: str | None = None
         said: list[str] = []
         try:
-            from sentence_transformers import CrossEncoder
-
             unreachable = hub()
             with library_output.kept(said, "reranking", model_name):
                 self._model = CrossEncoder(model_name, device=config.device(), local_files_only=unreachable is not None)
