@@ -980,7 +980,7 @@ def note(note: str, vault: str | None, heading: str | None, max_chars: int, as_o
     What is printed: a header line (the note's title and path), a blank line, then the note's
     body: its frontmatter left out, line endings as \\n, blank lines at its start and end
     dropped, bytes that are not UTF-8 as U+FFFD. Into a pipe or a file its escape sequences are
-    kept as they are; to a terminal its control characters and escape sequences are left out.
+    kept as they are; to a terminal each control character is shown as its escape (\\x1b[31m).
 
     Only indexed notes can be read, as the index reaches them: a note in a folder linked in
     from elsewhere is read. A name with `..` or an absolute path is refused, and so is a note

@@ -1,7 +1,7 @@
 """Recall results for people (a ranked list), agents (JSON) and prompts (a context bundle).
 
 What people and prompts are shown passes through ``terminal_safe``: a note's control characters
-and escape sequences would act on the terminal (JSON escapes them instead: ``emit_json``). What a
+would act on the terminal, and are shown as their escapes (JSON escapes them too: ``emit_json``). What a
 model reads of a note (the snippet, ``--context``'s passages, a title and heading) passes through
 ``for_model`` first: text the user cannot see in Obsidian does not reach it unseen."""
 

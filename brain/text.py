@@ -62,15 +62,10 @@ def valid_unicode(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
 
 
-# ECMA-48: a control string (OSC, DCS, SOS, PM, APC; 7- or 8-bit) up to its terminator (BEL or
-# ST); a CSI sequence; any other escape sequence; then any C0 control but tab and newline, DEL
-# and C1. An unterminated string loses its introducer and shows the rest as plain text.
-_TERMINAL = LazyPattern(
-    r"(?:\x1b[\]PX^_]|[\x90\x98\x9d-\x9f])[^\x07\x1b\x80-\x9f]*(?:\x07|\x1b\\|\x9c)"
-    r"|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
-    r"|\x1b[ -/]*[0-~]"
-    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
-)
+# What a terminal acts on: any C0 control but tab and newline (ESC starts every escape sequence,
+# ECMA-48), DEL and C1 (\x9b is a CSI, \x9d an OSC). Each is written as its escape, so the
+# sequence it starts reads as text; CR LF, a line's end, is a newline.
+_TERMINAL = LazyPattern(r"\r\n|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 # The combining marks (Unicode Mn, Mc; unicodedata 14.0.0) but U+FE0E and U+FE0F (an emoji's
@@ -222,11 +217,17 @@ def lookalikes_as_cyrillic(text: str) -> str:
 
 
 def terminal_safe(text: str) -> str:
-    """``text`` for a terminal: every control character and escape sequence taken out but
-    newlines and tabs (a note's text shown in `brain ask`, its title, its path); an invisible
+    """``text`` for a terminal: every control character but newlines and tabs (a note's text
+    shown in `brain ask`, its title, its path) written as its escape (``\\x1b``, ``\\r``), so an
+    escape sequence prints as inert text (``\\x1b[31m``) and a name shows what it holds (they were
+    dropped: the folder ``y\\x1b[31mred`` read ``yred``, which does not exist); an invisible
     format character that reorders or hides text written as its escape (``\\u202e``), where it
     is not part of a script's words (``_invisible_escaped``)."""
-    return _invisible_escaped(_TERMINAL.sub("", text))
+    return _invisible_escaped(_TERMINAL.sub(_control_shown, text))
+
+
+def _control_shown(match: re.Match[str]) -> str:
+    return "\n" if match.group() == "\r\n" else _escape(match)
 
 
 # Trojan Source (CVE-2021-42574): the bidirectional embeddings, overrides and isolates (LRE RLE
@@ -392,7 +393,7 @@ _LINE_BREAKING = LazyPattern("[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029\t]")
 
 def one_line(text: str) -> str:
     """``text`` kept to the one line a row of a table gives it: every line break and tab written
-    as its escape (``\\n``, ``\\t``, ``\\u2028``); ``terminal_safe`` then drops other controls."""
+    as its escape (``\\n``, ``\\t``, ``\\u2028``); ``terminal_safe`` then escapes other controls."""
     return _LINE_BREAKING.sub(_escape, text)
 
 
@@ -428,8 +429,8 @@ def _log_escaped(text: str) -> str:
 def escaped(message: str) -> str:
     """``message`` for stderr (an error, a warning): as a log writes it (``log_record``), every
     control character, escape sequence and invisible format character written as its escape
-    (``\\x1b[2J``, ``\\u202e``) where ``terminal_safe`` drops them: a file name the message
-    names shows what it holds. Its line breaks are kept (a listing's; ``log_record`` escapes them)."""
+    (``\\x1b[2J``, ``\\u202e``), as ``terminal_safe`` does but for the joiners and marks a script
+    keeps: a file name the message names shows what it holds. Its line breaks are kept (a listing's; ``log_record`` escapes them)."""
     return _MESSAGE_ESCAPED.sub(_escape, message)
 
 

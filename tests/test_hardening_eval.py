@@ -414,7 +414,7 @@ def test_ask_ab_gate_line_reaches_a_terminal_only_as_text(tmp_path):
     assert CliRunner().invoke(cli, ["index", "--vault", str(vault), "-q"]).exit_code == 0
     result = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--ab", "Zebulon"], color=True)
     assert result.exit_code == 0, result.output
-    assert "gate: entity (the query is the title or alias of [[ZedRed.md]])" in result.stdout
+    assert "gate: entity (the query is the title or alias of [[Zed\\x1b[31mRed.md]])" in result.stdout
     assert "\x1b" not in result.stdout
     graph = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--graph", "Zebulon"], color=True)
     assert graph.exit_code == 0, graph.output

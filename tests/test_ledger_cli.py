@@ -146,9 +146,10 @@ def test_turns_show_no_terminal_control_from_what_was_recorded(tmp_path):
         out = CliRunner().invoke(cli, args, color=True)  # color: click strips no CSI on its own
         assert out.exit_code == 0, out.output
         assert control.search(out.output) is None, repr(out.output)
-        assert "file.py" in out.output and "proj" in out.output
+        assert "\\x1b[2Jfile.py" in out.output and "pro\\x1b[1mj" in out.output  # shown, not acted on
     out = CliRunner().invoke(cli, ["turns"], color=True).output
-    assert "session sess\n" in out and "ask      fix red this output" in out and "$        echo done" in out
+    assert "session sess\\x1b" in out and "ask      fix \\x1b[31mred\\x1b[0m this \\x1b]52;c;" in out
+    assert "$        echo \\x1b]0;title\\x07 done" in out
     (row,) = json.loads(CliRunner().invoke(cli, ["turns", "--json"]).output)
     assert row["ask"] == "fix \x1b[31mred\x1b[0m this \x1b]52;c;ZXZpbA==\x07 output"  # --json: as recorded
 
@@ -323,7 +324,7 @@ def test_hook_install_dry_run_prints_a_settings_name_with_a_line_break_on_one_li
 def test_a_hand_edited_time_holding_a_line_break_stays_on_its_line(tmp_path):
     """A started_at no clock reads is shown as it is: one holding a line break (hand-edited)
     split `brain turns`' row and `brain status`' ledger line in two, an escape sequence in it
-    reached the terminal; now the break is written \\n and the sequence dropped."""
+    reached the terminal; now the break is written \\n and the sequence's ESC \\x1b."""
     import sqlite3
 
     from brain import config
@@ -334,11 +335,11 @@ def test_a_hand_edited_time_holding_a_line_break_stays_on_its_line(tmp_path):
     conn.commit()
     conn.close()
     result = CliRunner().invoke(cli, ["turns"])
-    assert result.exit_code == 0 and result.output.startswith("late\\non tues  "), result.output
+    assert result.exit_code == 0 and result.output.startswith("late\\non \\x1b[2Jtues"), result.output
     assert "\x1b" not in result.output
     vault = tmp_path / "vault"
     vault.mkdir()
     (vault / "a.md").write_text("# A\n")
     status = CliRunner().invoke(cli, ["status", "--vault", str(vault)])
     assert status.exit_code == 0, status.output
-    assert "ledger: 1 turn recorded, the last begun late\\non tues" in status.output.splitlines(), status.output
+    assert "ledger: 1 turn recorded, the last begun late\\non \\x1b[2Jtues" in status.output.splitlines(), status.output

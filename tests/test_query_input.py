@@ -595,19 +595,21 @@ TRICKS = (
 )
 
 
-def test_terminal_safe_strips_control_and_keeps_text():
-    assert terminal_safe("platypus \x1b]0;pwned\x07 harmonica") == "platypus  harmonica"
-    assert terminal_safe("a\x1bP1;2|data\x1b\\b") == "ab"  # DCS up to ST
-    assert terminal_safe("\x1b[1;31mred\x1b[0m \x9b4mline\x9b0m") == "red line"  # CSI, 7- and 8-bit
-    assert terminal_safe("\x9d0;title\x9c after") == " after"  # 8-bit OSC and ST
-    assert terminal_safe("bell\x07 bs\x08\x08x") == "bell bsx"
-    assert terminal_safe("safe\rEVIL") == "safeEVIL"  # no carriage return to write over a line with
-    assert terminal_safe("crlf\r\nline\ttab") == "crlf\nline\ttab"
-    assert terminal_safe("unterminated \x1b]0;title and more") == "unterminated 0;title and more"
-    assert terminal_safe("esc \x1bc, \x1b(0, \x1b7 and a last \x1b") == "esc , ,  and a last "
-    assert terminal_safe("del\x7f \x85nel \x90dcs") == "del nel dcs"
+def test_terminal_safe_shows_control_as_its_escape_and_keeps_text():
+    # Each control character is written as its escape: the sequence it started is text (it was
+    # dropped, and a name read as another: "y\x1b[31mred" as "yred").
+    assert terminal_safe("platypus \x1b]0;pwned\x07 harmonica") == "platypus \\x1b]0;pwned\\x07 harmonica"
+    assert terminal_safe("a\x1bP1;2|data\x1b\\b") == "a\\x1bP1;2|data\\x1b\\b"  # DCS up to ST
+    assert terminal_safe("\x1b[1;31mred\x1b[0m \x9b4mline") == "\\x1b[1;31mred\\x1b[0m \\x9b4mline"  # CSI, 7-, 8-bit
+    assert terminal_safe("\x9d0;title\x9c after") == "\\x9d0;title\\x9c after"  # 8-bit OSC and ST
+    assert terminal_safe("bell\x07 bs\x08\x08x") == "bell\\x07 bs\\x08\\x08x"
+    assert terminal_safe("safe\rEVIL") == "safe\\rEVIL"  # no carriage return to write over a line with
+    assert terminal_safe("crlf\r\nline\ttab") == "crlf\nline\ttab"  # a line's end, not a character of it
+    assert terminal_safe("esc \x1bc, \x1b(0 and a last \x1b") == "esc \\x1bc, \\x1b(0 and a last \\x1b"
+    assert terminal_safe("del\x7f \x85nel \x90dcs \x00nul") == "del\\x7f \\x85nel \\x90dcs \\x00nul"
     assert CONTROL.search(terminal_safe(TRICKS)) is None
     assert terminal_safe("plain — text, ünïcode 😀\n") == "plain — text, ünïcode 😀\n"
+    assert terminal_safe("a\u00a0b\u2028c") == "a\u00a0b\u2028c"  # a terminal acts on neither: shown as they are
 
 
 @pytest.fixture
@@ -625,10 +627,10 @@ def test_ask_shows_no_terminal_control_from_notes(tricky_vault, extra):
     args = ["ask", "--vault", str(tricky_vault), "--no-update", *extra, "platypus harmonica"]
     out = CliRunner().invoke(cli, args, color=True)  # color: click strips no CSI on its own
     assert out.exit_code == 0, out.output
-    assert "Platypus" in out.output and "Escape" in out.output  # a file name with CSI in it: Esc\x1b[2Jape.md
+    assert "Platypus" in out.output and "Esc\\x1b[2Jape" in out.output  # a file name with CSI in it, as it is named
     assert CONTROL.search(out.output) is None, repr(out.output)
-    if extra != ["--ab"]:
-        assert "pwned" not in out.output and "linked" in out.output and "cleared" in out.output
+    if extra != ["--ab"]:  # each control shown as its escape, the sequence it began as text
+        assert "\\x1b]0;pwned\\x07" in out.output and "linked" in out.output and "\\x1b[2J cleared" in out.output
 
 
 def test_ask_json_escapes_every_control_character(tricky_vault):
@@ -647,22 +649,22 @@ def test_links_history_and_errors_show_no_terminal_control(tricky_vault):
     for args in (["neighbours", "Platypus"], ["history", "Platypus"], ["neighbours", "Esc\x1b[2Jape"]):
         out = CliRunner().invoke(cli, [*args, "--vault", str(tricky_vault)], color=True)
         assert out.exit_code == 0, out.output
-        assert "Platypus" in out.output and "Escape.md" in out.output
+        assert "Platypus" in out.output and "Esc\\x1b[2Jape.md" in out.output
         assert CONTROL.search(out.output) is None, repr(out.output)
     queries = tricky_vault.parent / "q.jsonl"
     line = {"id": "e", "query": "platypus escape", "type": "entity", "relevant": ["Esc\x1b[2Jape.md"]}
     queries.write_text(json.dumps(line) + "\n", encoding="utf-8")
     out = CliRunner().invoke(cli, ["eval", str(queries), "--vault", str(tricky_vault), "--explain", "e"], color=True)
     assert out.exit_code == 0, out.output
-    assert "Escape" in out.output and CONTROL.search(out.output) is None, repr(out.output)
+    assert "Esc\\x1b[2Jape" in out.output and CONTROL.search(out.output) is None, repr(out.output)
     out = CliRunner().invoke(cli, ["neighbours", "Escape", "--vault", str(tricky_vault)], color=True)
     _one_line_error(out, "did you mean 'Esc\\x1b[2Jape'?")  # the name as Python writes it: no control
     assert CONTROL.search(out.output) is None, repr(out.output)
 
 
 @pytest.mark.parametrize(
-    ("tail", "title"),  # YAML's escapes: CSI, ESC [, ESC; an OSC never ended shows what follows it
-    [("\\u009b", "Plan"), ("\\e[", "Plan"), ("\\e", "Plan"), ("\\e]0;", "Plan0;")],
+    ("tail", "title"),  # YAML's escapes: CSI, ESC [, ESC, an OSC never ended: each shown as its escape
+    [("\\u009b", "Plan\\x9b"), ("\\e[", "Plan\\x1b["), ("\\e", "Plan\\x1b"), ("\\e]0;", "Plan\\x1b]0;")],
 )
 def test_a_title_ending_in_an_escape_takes_none_of_brains_own_text(tmp_path, tail, title):
     # Cleaned as one line, "Plan\x9b" + ")  note 1" read as a CSI sequence ending at "n":
@@ -694,9 +696,11 @@ def test_ask_output_cleans_each_field_on_its_own():
     promoted.sources = ["ppr"]  # in a fused mode, the lane that reached it through the link
     result = RecallResult("q", "hybrid+ppr", Gate(False, "x"), [hit, promoted])
     text = result_text(result, width=100)
-    assert "Hub › Part" in text and "Spoke  via [[Hub]]" in text, repr(text)
-    assert "### Hub › Part" in context_bundle(result, 2000)
-    assert "* Spoke  via [[Hub]]" in side_by_side(RecallResult("q", "vector", Gate(False, "x"), [hit]), result)
+    assert "Hub\\x9b › Part\\x9b" in text and "Spoke\\x9b  via [[Hub\\x9b]]" in text, repr(text)
+    assert "### Hub\\x9b › Part\\x9b" in context_bundle(result, 2000)
+    assert "* Spoke\\x9b  via [[Hub\\x9b]]" in side_by_side(
+        RecallResult("q", "vector", Gate(False, "x"), [hit]), result
+    )
 
 
 def test_note_shows_a_terminal_no_control_and_a_pipe_the_text_as_it_is(tricky_vault, monkeypatch):
@@ -707,7 +711,7 @@ def test_note_shows_a_terminal_no_control_and_a_pipe_the_text_as_it_is(tricky_va
     # as read (universal newlines), CSI too, which click drops from a pipe on its own
     assert TRICKS.replace("\r", "\n") in piped.output
     monkeypatch.setattr(brain.cli, "_stdout_is_terminal", lambda: True)
-    for name, shown in (("Platypus", "linked"), ("Esc\x1b[2Jape", "Escape.md")):
+    for name, shown in (("Platypus", "linked"), ("Esc\x1b[2Jape", "(Esc\\x1b[2Jape.md)")):
         out = CliRunner().invoke(cli, ["note", name, "--vault", str(tricky_vault)], color=True)
         assert out.exit_code == 0, out.output
         assert shown in out.output
@@ -727,7 +731,8 @@ def test_status_and_index_warnings_show_no_terminal_control_from_file_names(tric
     write(tricky_vault, "Pend\x1b]0;X\x07ing.md", "# pending\n")
     out = CliRunner().invoke(cli, ["status", "-v", "--vault", str(tricky_vault)], color=True)
     assert out.exit_code == 0, out.output
-    assert "Badname.md: invalid UTF-8" in out.output and "Pending.md" in out.output and "Bin.md" in out.output
+    assert "Bad\\x1b]0;T\\x07name.md: invalid UTF-8" in out.output and "Pend\\x1b]0;X\\x07ing.md" in out.output
+    assert "Bin\\x1b[31m.md" in out.output  # named as it is: dropped, "Bin.md" named a file that does not exist
     assert CONTROL.search(out.output) is None, repr(out.output)
     setup_logging()
     (handler,) = [h for h in logging.getLogger("brain").handlers if getattr(h, "_brain", False)]

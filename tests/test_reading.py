@@ -514,7 +514,7 @@ def test_a_name_several_notes_share_is_shown_and_said(tmp_path):
 def test_brain_note_prints_a_header_then_the_body_as_its_help_and_the_readme_say(tmp_path, monkeypatch):
     """Not the file as `cat` gives it (the README and --help said so): a header line, then the
     body without frontmatter, \\n line endings, no blank lines around it, escape bytes kept into
-    a pipe and cleaned for a terminal."""
+    a pipe and shown as their escapes on a terminal."""
     from brain import cli as cli_module
 
     raw = b"---\r\ntags: [x]\r\n---\r\n\r\n# Esc\r\n\r\nred \x1b[31mtext\x1b[0m \xff end\r\n\r\n"
@@ -527,7 +527,7 @@ def test_brain_note_prints_a_header_then_the_body_as_its_help_and_the_readme_say
     assert piped.stdout == "Esc  (Esc.md)\n\n# Esc\n\nred \x1b[31mtext\x1b[0m \ufffd end\n"
     monkeypatch.setattr(cli_module, "_stdout_is_terminal", lambda: True)
     shown = CliRunner().invoke(cli, ["note", "--vault", str(root), "Esc"])
-    assert shown.stdout == "Esc  (Esc.md)\n\n# Esc\n\nred text \ufffd end\n"
+    assert shown.stdout == "Esc  (Esc.md)\n\n# Esc\n\nred \\x1b[31mtext\\x1b[0m \ufffd end\n"  # shown, not acted on
 
     said = " ".join(CliRunner().invoke(cli, ["note", "--help"]).stdout.split())
     assert "a header line (the note's title and path), a blank line, then the note's body: its frontmatter" in said

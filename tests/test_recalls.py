@@ -377,7 +377,8 @@ def test_cli_shows_no_terminal_control_from_a_prompt_or_a_path(tmp_path, monkeyp
         store.write_recall(conn, row)
     out = CliRunner().invoke(cli, ["recalls"], color=True).output
     assert "\x1b" not in out and "\x07" not in out and "\x9b" not in out
-    assert "prompt  see red output" in out and "shown   Evil/ab.md  (cosine 0.50, via Hub)" in out
+    assert "prompt  see \\x1b]0;PWNED\\x07\\x1b[31mred\\x1b[0m output" in out
+    assert "shown   Evil/a\\x1b[2Jb.md  (cosine 0.50, via Hub\\x9b2J)" in out  # the file as it is named
 
 
 def test_a_row_with_json_that_is_not_valid_is_passed_over(tmp_path, monkeypatch):

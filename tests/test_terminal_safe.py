@@ -176,3 +176,55 @@ def test_a_reader_that_closes_the_pipe_early_ends_brain_quietly(tmp_path, stderr
         said = proc.stderr.read().decode() if proc.stderr else ""
         assert proc.wait(timeout=60) == 0, said
         assert said == ""
+
+
+CONTROL = ("\x1b", "\x07", "\x9b", "\r")
+ODD = "y\x1b[31mred"  # a folder a user can make: `mkdir $'y\e[31mred'`
+
+
+def test_a_backup_names_its_folder_as_it_is(disguised_vault, tmp_path):
+    """`brain backup '/tmp/y'$'\\e''[31mred'` said "backed up to /tmp/yred", a folder that does
+    not exist: the escape sequence was dropped, not shown."""
+    dest = tmp_path / ODD
+    out = CliRunner().invoke(cli, ["backup", str(dest), "--vault", str(disguised_vault)], color=True)
+    assert out.exit_code == 0, out.output
+    assert out.output.startswith(f"backed up to {tmp_path}/y\\x1b[31mred: "), out.output
+    assert dest.is_dir() and not any(c in out.output for c in CONTROL)
+
+
+def test_hook_install_and_uninstall_name_the_settings_file_as_it_is(tmp_path):
+    """The settings file's name went out raw: a line break in it split the message's line, and
+    an escape sequence reached the terminal (ESC[2J cleared the screen)."""
+    settings = tmp_path / "a\nb\x1b[2Jc" / "settings.json"
+    shown = f"{tmp_path}/a\\nb\\x1b[2Jc/settings.json"
+    out = CliRunner().invoke(cli, ["hook", "install", "--settings", str(settings)], color=True)
+    assert out.exit_code == 0, out.output
+    assert out.stdout.splitlines()[0] == f"added a Stop hook to {shown}:", out.output
+    assert settings.exists() and not any(c in out.output for c in CONTROL)
+    out = CliRunner().invoke(cli, ["hook", "install", "--settings", str(settings)], color=True)
+    assert out.stdout.startswith(f"Stop hook already installed in {shown}: "), out.output
+    out = CliRunner().invoke(cli, ["hook", "uninstall", "--settings", str(settings)], color=True)
+    assert out.exit_code == 0, out.output
+    assert out.stdout.splitlines()[0] == f"removed the Stop hook from {shown}:", out.output
+    assert not any(c in out.output for c in CONTROL)
+
+
+def test_ask_and_note_show_a_name_s_tab_and_escape_sequence_as_escapes(tmp_path, monkeypatch):
+    """A note `Tab<TAB>here<ESC>[31mred.md` was listed as `Tab\\tthererred.md`: the tab shown,
+    the ESC dropped, a file that does not exist."""
+    import brain.cli
+
+    root = tmp_path / "vault"
+    write(root, "Tab\there\x1b[31mred.md", "# Tab\there\x1b[31mred\n\nThe platypus lays eggs.\n")
+    index_vault(root, progress=False)
+    out = CliRunner().invoke(cli, ["ask", "--no-server", "--vault", str(root), "platypus eggs"], color=True)
+    assert out.exit_code == 0, out.output
+    assert "Tab\\there\\x1b[31mred.md › Tab here\\x1b[31mred" in out.output, out.output
+    assert not any(c in out.output for c in CONTROL)
+    monkeypatch.setattr(brain.cli, "_stdout_is_terminal", lambda: True)
+    out = CliRunner().invoke(cli, ["note", "--vault", str(root), "Tab\there\x1b[31mred"], color=True)
+    assert out.exit_code == 0, out.output
+    assert out.output.startswith("Tab here\\x1b[31mred  (Tab\\there\\x1b[31mred.md)\n"), out.output
+    assert "# Tab\there\\x1b[31mred\n" in out.output  # the note's own text keeps its tab
+    out = CliRunner().invoke(cli, ["ask", "--no-server", "--json", "--vault", str(root), "platypus eggs"])
+    assert json.loads(out.output)["results"][0]["path"] == "Tab\there\x1b[31mred.md"  # --json: exactly

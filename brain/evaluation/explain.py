@@ -145,7 +145,7 @@ def format_explanation(ex: Explanation) -> str:
     """A plain-text table: one line per note, one column per lane (rank and score). What the
     vault or the query file holds is shown escaped where it would break a line (``one_line``):
     a trigram index's terms hold the newline or tab beside a word; and without the control
-    characters and escape sequences a terminal would act on (``terminal_safe``)."""
+    characters a terminal would act on shown as their escapes (``terminal_safe``)."""
     q = ex.query
     lines = [
         f"{literal(q.id)} ({q.type}): {literal(q.query)}",

@@ -88,7 +88,7 @@ def install(
         return
     with project_folder_hint(not user and settings_file is None):
         change = setup.install_hooks(path, commands)
-    click.echo(change.message)
+    click.echo(terminal_safe(change.message))  # the commands it lists are the settings file's
     if change.changed:
         # Claude Code's hooks docs ("Configuration safety"): it takes a snapshot of the hooks at
         # startup and applies an edit made meanwhile only once it is reviewed in /hooks; the
@@ -179,7 +179,7 @@ def uninstall(user: bool, settings_file: Path | None, stop_hook: bool, prompt_ho
 
     one_file(user, settings_file, "--settings")
     kinds = tuple(k for k, chosen in (("stop", stop_hook), ("prompt", prompt_hook)) if chosen) or tuple(setup.HOOKS)
-    click.echo(setup.uninstall(setup.settings_path(user=user, settings=settings_file), kinds).message)
+    click.echo(terminal_safe(setup.uninstall(setup.settings_path(user=user, settings=settings_file), kinds).message))
 
 
 @hook.command()

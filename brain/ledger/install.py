@@ -41,6 +41,7 @@ from .. import config
 from ..errors import ConfigError, quoted
 from ..file_state import kind_of
 from ..install_record import FILE, FOLDER, FOLDER_THERE, InstallRecord, folders_above, folders_above_made
+from ..text import literal
 
 # kind → (the Claude Code event, what a message calls it)
 HOOKS = {"stop": ("Stop", "Stop hook"), "prompt": ("UserPromptSubmit", "prompt hook")}
@@ -769,7 +770,7 @@ def _install_hooks(path: Path, commands: dict[str, str], folders_made: int) -> C
     backup = save_settings(path, data, existed)
     MADE.remember(path, made)
     if backup:
-        messages.append(f"backup: {backup}")
+        messages.append(f"backup: {literal(str(backup))}")
     return Change(path, True, "\n".join(messages), backup)
 
 
@@ -868,16 +869,16 @@ def _install(data: dict[str, Any], path: Path, command: str, kind: str) -> tuple
     if "timeout" in entry and isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
         entry["timeout"] = timeout  # the user's own budget for the hook stays theirs
     if len(ours) == 1 and all(ours[0][1].get(key) == value for key, value in entry.items()):
-        return f"{what} already installed in {path}: {command}", False
+        return f"{what} already installed in {literal(str(path))}: {command}", False
     if ours:
         _, hook = ours[0]
         # Every entry replaced is named, a second one too (two installs with other homes).
         old = "".join(f"\n  - {h.get('command')}" for _, h in ours)
         hook.update(entry)
         _drop(groups, ours[1:])
-        return f"updated the {what} in {path}:{old}\n  + {command}", True
+        return f"updated the {what} in {literal(str(path))}:{old}\n  + {command}", True
     groups.append({"hooks": [entry]})
-    return f"added a {what} to {path}:\n  + {command}", True
+    return f"added a {what} to {literal(str(path))}:\n  + {command}", True
 
 
 def _drop(groups: list[Any], entries: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
@@ -913,7 +914,7 @@ def _elsewhere(hooks: Any, kinds: tuple[str, ...]) -> list[str]:
 def _uninstall(path: Path, kinds: tuple[str, ...]) -> Change:
     data = load_settings(path)
     if data is None:
-        return Change(path, False, f"not installed: {path} does not exist")
+        return Change(path, False, f"not installed: {literal(str(path))} does not exist")
     hooks = data.get("hooks")
     elsewhere = _elsewhere(hooks, kinds)
     made = MADE.made(path)
@@ -929,10 +930,14 @@ def _uninstall(path: Path, kinds: tuple[str, ...]) -> Change:
         _drop(groups, ours)
         if not groups:
             emptied.append(("hooks", event))
-        removed += [f"removed the {what} from {path}:"] + [f"  - {hook.get('command')}" for _, hook in ours]
+        removed += [f"removed the {what} from {literal(str(path))}:"] + [
+            f"  - {hook.get('command')}" for _, hook in ours
+        ]
     if not removed:
         names = " or ".join(HOOKS[kind][1] for kind in kinds)
-        return Change(path, False, "\n".join([f"not installed in {path}: no brain {names} found", *elsewhere]))
+        return Change(
+            path, False, "\n".join([f"not installed in {literal(str(path))}: no brain {names} found", *elsewhere])
+        )
     if isinstance(hooks, dict) and set(hooks) <= {spot[-1] for spot in emptied}:
         emptied.append(("hooks",))
     # What install made is brain's while a hook of brain's is in the file; after that, whatever
