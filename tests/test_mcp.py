@@ -14,6 +14,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -510,7 +511,8 @@ def test_install_merges_backs_up_and_is_idempotent(toy_vault, tmp_path, monkeypa
 
 def test_install_over_a_vault_not_indexed_says_so_and_what_to_run(toy_vault, tmp_path, monkeypatch):
     # A newcomer who ran `brain mcp install` before `brain index` was told "added" and nothing
-    # more; every tool Claude Code then called answered "no index". The hook's install said it.
+    # more; then that the tools "find nothing", where the session builds the index, its tools
+    # saying so until it is done (the test above).
     project = tmp_path / "project"
     project.mkdir()
     monkeypatch.chdir(project)
@@ -518,8 +520,9 @@ def test_install_over_a_vault_not_indexed_says_so_and_what_to_run(toy_vault, tmp
     toy_vault.rename(spaced)
     first = CliRunner().invoke(cli, ["mcp", "install", "--vault", str(spaced)])
     assert first.exit_code == 0, first.output
-    assert f"note: {spaced.resolve()} has no index yet" in first.stderr
-    assert f"run `brain index --vault '{spaced.resolve()}'`" in first.stderr
+    assert f"note: {spaced.resolve()} has no index yet: the first session builds it" in first.stderr
+    assert "find nothing" not in first.stderr
+    assert f"to have it now, run `brain index --vault '{spaced.resolve()}'`" in first.stderr
     assert "added the MCP server 'brain'" in first.stdout and "note:" not in first.stdout
     assert CliRunner().invoke(cli, ["index", "--vault", str(spaced), "-q"]).exit_code == 0
     CliRunner().invoke(cli, ["mcp", "uninstall"])
@@ -2269,3 +2272,138 @@ def test_ask_names_its_own_options_when_a_moment_is_refused(toy_vault, tmp_path,
         out = CliRunner().invoke(cli, [*ask, "--valid-at", "garbage", "memory"])
         said = "--valid-at takes a date (2026-03-01), a time and a zone after it if any (2026-03-01T14:30+03)"
         assert (out.exit_code, out.output) == (1, f"Error: {said}, not 'garbage'\n")
+
+
+class _HeldEmbedder(FakeEmbedder):
+    """Embeds nothing until ``release`` is set: an index build as long as the test likes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+
+    def embed_documents(self, texts, *, progress: bool = False):
+        assert self.release.wait(120), "the test never released the build"  # a guard, never for good
+        return super().embed_documents(texts, progress=progress)
+
+
+def test_every_tool_on_a_vault_with_no_index_is_told_at_once_that_it_is_being_built(toy_vault, monkeypatch):
+    # No `brain serve` and no index: the session built the index itself, and each call waited in
+    # silence for the whole build (LOCAL_WAIT, here 5 s, 300 s in use), then was told "brain serve
+    # is still starting": an agent's tool call timing out on a large vault, nobody told why.
+    from mcp import Client
+
+    from brain.mcp import backend as backend_module
+    from brain.mcp.backend import Backend
+    from brain.mcp.server import build_server
+
+    monkeypatch.setattr(backend_module, "LOCAL_WAIT", 5.0)
+    root = toy_vault.resolve()
+    held = _HeldEmbedder()
+    backend = Backend(root, embedder=held, use_server=False, watch=False)
+    line = f"{root} has no index yet; brain mcp is building it from the vault in the background"
+    calls = [
+        ("search", {"query": "how should agent memory work"}),
+        ("get_note", {"note": "Graph RAG"}),
+        ("neighbours", {"note": "Graph RAG"}),
+        ("history", {"note": "Graph RAG"}),
+        ("status", {}),
+    ]
+
+    async def session() -> list:
+        async with Client(build_server(root, backend)) as client:
+            return [await client.call_tool(name, arguments) for name, arguments in calls]
+
+    try:
+        *reads, status = asyncio.run(session())
+        for result in reads:
+            assert result.is_error and _texts(result) == f"{line} (0 chunks embedded); ask again once it is done"
+        # (`indexed` may be true already: the build's first write made the index file)
+        assert json.loads(_texts(status))["building"] == f"{line} (0 chunks embedded); ask again once it is done"
+        held.release.set()
+        for _ in range(2400):  # a guard: the toy vault builds in a second or two
+            if backend.building() is None:
+                break
+            time.sleep(0.05)
+        search, note, _, _, status = asyncio.run(session())
+        assert not search.is_error and json.loads(_texts(search))["results"], _texts(search)
+        assert not note.is_error and json.loads(_texts(note))["path"] == "AI/Graph RAG.md"
+        said = json.loads(_texts(status))
+        assert said["indexed"] is True and said["building"] is None
+    finally:
+        held.release.set()
+        backend.close()
+
+
+@pytest.mark.slow
+def test_brain_mcp_on_a_vault_with_no_index_answers_the_first_call_at_once_and_builds_it(toy_vault, tmp_path):
+    # The process as Claude Code runs it, its model's load held (FAKE_LOAD_AFTER): the first call
+    # waited for the model and the whole build (the hold, up to 300 s), said nothing of it, and
+    # an agent's call timed out first. Now it is answered at once, and once built, with results.
+    held = tmp_path / "load"
+    search = {"name": "search", "arguments": {"query": "how should agent memory work", "k": 2}}
+    with _raw_mcp(toy_vault, FAKE_LOAD_AFTER=str(held)) as process:
+        _send(process, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": search})
+        first = _answer(process, timeout=60)["result"]  # a guard: the hold is 300 s
+        assert first["isError"]
+        assert first["content"][0]["text"] == (
+            f"{toy_vault.resolve()} has no index yet; brain mcp is building it from the vault in the"
+            " background (0 chunks embedded); ask again once it is done"
+        )
+        held.touch()
+        for attempt in range(2, 1200):  # a guard: the toy vault builds in seconds
+            _send(process, {"jsonrpc": "2.0", "id": attempt, "method": "tools/call", "params": search})
+            answer = _answer(process)["result"]
+            if not answer["isError"]:
+                break
+            assert "is building it from the vault" in answer["content"][0]["text"], answer
+            time.sleep(0.1)
+        assert len(json.loads(answer["content"][0]["text"])["results"]) == 2
+
+
+def test_a_call_while_the_vaults_brain_serve_builds_its_first_index_is_told_so_at_once(toy_vault, monkeypatch):
+    # A `brain serve` started on a vault with no index builds it first: each read waited its
+    # timeout (BRAIN_SERVE_TIMEOUT, here 3 s, 15 s in use), then was answered in this process,
+    # which loaded a model of its own and began a build behind the server's.
+    from mcp import Client
+
+    from brain.mcp.backend import Backend
+    from brain.mcp.server import build_server
+    from brain.server import client as server_client
+    from brain.server.daemon import Daemon
+    from brain.server.service import Service
+
+    monkeypatch.setenv("BRAIN_SERVE_TIMEOUT", "3")
+    root = toy_vault.resolve()
+    held = _HeldEmbedder()
+    daemon = Daemon(root, Service(root, embedder=held, watch=False))
+    daemon.start()
+    backend = Backend(root, embedder=FakeEmbedder(), use_server=True, watch=False)
+    calls = [("search", {"query": "how should agent memory work"}), ("get_note", {"note": "Graph RAG"})]
+
+    async def session() -> list:
+        async with Client(build_server(root, backend)) as client:
+            return [await client.call_tool(name, arguments) for name, arguments in calls]
+
+    try:
+        for _ in range(1200):  # a guard: until the server says it builds
+            state = server_client.status(root) or {}
+            if (state.get("loading") or {}).get("doing") == "building the index from the vault":
+                break
+            time.sleep(0.05)
+        backend.warm_up()
+        for result in asyncio.run(session()):
+            said = _texts(result)
+            assert result.is_error and said.startswith(
+                f"{root} has no index yet; its brain serve is building it from the vault ("
+            ), said
+            assert said.endswith(" s so far); ask again once it is done")
+        assert backend._service is None  # nothing loaded, nothing built here
+        held.release.set()
+        assert daemon.service.wait_ready(60)
+        search, note = asyncio.run(session())
+        assert not search.is_error and json.loads(_texts(search))["results"], _texts(search)
+        assert not note.is_error and backend._service is None
+    finally:
+        held.release.set()
+        backend.close()
+        daemon.stop()

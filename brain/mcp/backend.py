@@ -37,6 +37,7 @@ SERVER_TRIES = 1000
 # The requests that take ``wait`` (protocol.py: seconds to wait for the index to load or catch
 # up): the server's, within the call's timeout; this process's, LOCAL_WAIT.
 WAITING_OPS = ("ask", "note", "neighbours", "history")
+BUILDING = "building the index from the vault"  # what a server with no index to load does first (`loading`)
 
 
 class Backend:
@@ -49,6 +50,12 @@ class Backend:
         self._lock = threading.Lock()
         self._ask_server_after = 0.0  # time.monotonic() before which the server is not asked
         self._told_other_build = False
+        # The vault had no index when this process's service started: its first pass builds it
+        # (minutes on a large vault), and the calls meanwhile are told so at once (``building``)
+        self._builds_it = False
+        # The vault's `brain serve` was building the index (there was none) when last asked: each
+        # read asks its status first, and is told so at once while it still is
+        self._server_builds = False
         self._checked = threading.Event()  # the warm-up has asked whether a server answers
         self._checked.set()  # (no warm-up: nothing to wait for)
 
@@ -63,6 +70,8 @@ class Backend:
             # a call as the session starts waits for the warm-up's question, not a timeout of its own
             self._checked.wait(config.serve_timeout() + 1.0)  # its timeout, begun a moment before
         if self.use_server and time.monotonic() >= self._ask_server_after:
+            if op in WAITING_OPS and self._server_builds:
+                self._say_server_building()  # at once, where the call waited the timeout for nothing
             timeout = config.serve_timeout()
             remote = dict(fields)
             if op in WAITING_OPS:  # a server still loading may take a moment
@@ -76,7 +85,16 @@ class Backend:
             except (client.Unresponsive, client.Refused) as exc:
                 self._pass_over_server(exc)  # hung, or refusing (busy) the whole timeout: every call would wait it out
             except client.NoServer as exc:
+                if op in WAITING_OPS:  # "starting": one building the index (the first call) is said so
+                    self._say_server_building()
                 log.debug("%s; answering in this process", exc)
+        service = self.local()
+        building = self.building()
+        if building is not None and op in WAITING_OPS:
+            # said at once, as `brain serve` says its rebuild: the call waited for the whole build
+            # in silence (LOCAL_WAIT, 300 s, then "brain serve is still starting"), an agent's
+            # tool call timing out on a large vault with nobody told why
+            raise client.ServerError("building", building)
         if op in WAITING_OPS:
             fields.setdefault("wait", LOCAL_WAIT)
         # The request in JSON's normal form, as the server would read it, but not as bytes: a
@@ -84,7 +102,7 @@ class Backend:
         # is, not as the '?' the socket carries, which named another vault.
         message = json.loads(json.dumps(protocol.request(op, str(self.root), **fields)))
         protocol.check_request(message)
-        reply = self.local().handle(message)
+        reply = service.handle(message)
         if reply["ok"]:
             return reply["result"]
         raise client.ServerError(reply["error"]["code"], reply["error"]["message"])
@@ -101,15 +119,52 @@ class Backend:
         """This process's own warm index, started on first use."""
         with self._lock:
             if self._service is None:
+                from ..index.files import INDEX_FILE
                 from ..server.service import Service
 
-                log.info("no brain serve for %s: loading the index in this process", self.root)
+                self._builds_it = not (config.index_dir(self.root) / INDEX_FILE).exists()
+                if self._builds_it:
+                    log.warning(
+                        "no brain serve for %s and no index yet: building it from the vault in this "
+                        "process; the tools say so until it is done",
+                        self.root,
+                    )
+                else:
+                    log.info("no brain serve for %s: loading the index in this process", self.root)
                 # an index a newer brain upgraded: answered from, never written (a session's tools
                 # go on; `brain serve` refuses to start on it)
                 service = Service(self.root, embedder=self.embedder, watch=self.watch, answer_when_newer=True)
                 service.start()
                 self._service = service
             return self._service
+
+    def building(self) -> str | None:
+        """While this process builds the vault's index (there was none), what every read is told,
+        in `brain serve`'s words for its rebuild, with how far it is; None once it is built (or
+        there was an index, or a server answers)."""
+        service = self._service
+        if not self._builds_it or service is None:
+            return None
+        if service.wait_ready(0):  # built, or its pass failed (``state`` failed: the call says why)
+            self._builds_it = False
+            return None
+        why = f"{self.root} has no index yet; brain mcp is building it from the vault in the background"
+        return protocol.rebuild_said({"why": why, "embedded": service.embedder.embedded, "of_about": 0}, None)
+
+    def _say_server_building(self) -> None:
+        """``ServerError`` while the vault's `brain serve` builds an index the vault had none of,
+        in the words of this process's own build. A read waited the server's timeout (15 s) each
+        time, then was answered here: this process loaded the model and waited for the server's
+        build to let its own pass write."""
+        state = client.status(self.root, timeout=config.serve_timeout())
+        loading = state.get("loading") if state is not None and state.get("state") == "starting" else None
+        self._server_builds = isinstance(loading, dict) and loading.get("doing") == BUILDING
+        if self._server_builds and isinstance(loading, dict):
+            raise client.ServerError(
+                "building",
+                f"{self.root} has no index yet; its brain serve is building it from the vault "
+                f"({loading.get('for_s', 0):.0f} s so far); ask again once it is done",
+            )
 
     def warm_up(self) -> None:
         """Start loading this process's index in the background when no server answers: asked
@@ -132,7 +187,7 @@ class Backend:
         call that timed out, or was refused throughout, passes it (``SKIP_SILENT_SERVER``) and
         the index loads here at once. None (no record, a socket nobody listens on) is said at once."""
         try:
-            client.call(self.root, "status", timeout=config.serve_timeout(), tries=SERVER_TRIES)
+            state = client.call(self.root, "status", timeout=config.serve_timeout(), tries=SERVER_TRIES)
         except (client.Unresponsive, client.Refused) as exc:
             self._pass_over_server(exc)
             return False
@@ -140,6 +195,8 @@ class Backend:
             return False
         except client.ServerError:  # it answered
             return True
+        loading = state.get("loading") if isinstance(state, dict) else None
+        self._server_builds = isinstance(loading, dict) and loading.get("doing") == BUILDING
         return True
 
     def _pass_over_server(self, exc: Exception) -> None:

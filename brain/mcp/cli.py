@@ -127,8 +127,9 @@ def install(
 
 
 def _no_index_advice(root: Path) -> None:
-    """Installed over a vault not indexed yet, every tool Claude Code called answered "no index"
-    and install had said nothing: the hook's install says it, and so does this now."""
+    """Installed over a vault not indexed yet, install said nothing (then it said the tools
+    "find nothing", which was never so: the session builds the index, its tools saying so until
+    it is done): what will happen, and how to have the index before the first session."""
     from .. import config
     from ..index.files import INDEX_FILE
 
@@ -136,7 +137,9 @@ def _no_index_advice(root: Path) -> None:
         vault = shell_word(root)  # a command to paste: "Obsidian Vault" must stay one word
         click.echo(
             escaped(
-                f"note: {root} has no index yet, so the brain tools Claude Code calls find nothing: run `brain index --vault {vault}`"
+                f"note: {root} has no index yet: the first session builds it (minutes on a large vault), "
+                "its brain tools answering that it is being built until it is done; "
+                f"to have it now, run `brain index --vault {vault}`"
             ),
             err=True,
         )

@@ -222,8 +222,9 @@ there too, with a moment it did: history(note, as_of=that moment) gives its life
 
 STATUS_DOC = """\
 The state of brain's memory for this vault: how many notes and chunks are indexed and with which
-model, how many notes changed since the last index, and whether a warm `brain serve` is running
-(its uptime, queries answered and last update). And whether earlier sessions are being recorded:
+model, how many notes changed since the last index, whether a warm `brain serve` is running
+(its uptime, queries answered and last update), and `building` (while this session builds an
+index the vault did not have, how far it is: the other tools say it until it is done). And whether earlier sessions are being recorded:
 `ledger_turns` (turns in the ledger), `ledger_last_turn` (when the newest began, UTC),
 `ledger_kept_aside` (rows the hooks kept aside, not in the ledger yet: `brain turns` records
 them), `ledger_rejected` (files kept aside that held no row brain can record), `ledger_newer`
@@ -680,6 +681,8 @@ def _status(root: Path, backend: Backend) -> dict[str, Any]:
     return {
         "vault": st.vault,
         "indexed": st.indexed,  # as `brain status --json`: no index yet is a key, not nulls to read
+        # this process building the index (there was none), as the other tools say it; else null
+        "building": backend.building(),
         "model": st.model,
         "notes": st.notes,
         "chunks": st.chunks,
