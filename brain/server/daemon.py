@@ -681,7 +681,9 @@ class _SocketHandler(socketserver.StreamRequestHandler):
         finally:
             try:
                 # after the answer, whatever the client sent beyond the request line is read (or
-                # what it still sends, refused mid-line): closed unread, it resets the client
+                # what it still sends, refused mid-line): closed unread, it resets the client; it
+                # waits on its client then, and may be closed for another
+                connections.receiving(self.connection, True)
                 _linger(self.connection)
             finally:
                 connections.leave(self.connection)
@@ -692,6 +694,7 @@ class _SocketHandler(socketserver.StreamRequestHandler):
         to its end (up to ``DRAIN_BYTES``) but not kept, so that its refusal reaches the client.
         ``TimeoutError`` when the whole of it has not come within ``CLIENT_TIMEOUT`` seconds,
         however it trickles."""
+        connections: _Connections = self.server.daemon_ref.connections  # type: ignore[attr-defined]
         deadline = time.monotonic() + CLIENT_TIMEOUT
         chunks: list[bytes] = []
         kept = read = 0
@@ -700,7 +703,11 @@ class _SocketHandler(socketserver.StreamRequestHandler):
             if left <= 0:
                 raise TimeoutError
             self.connection.settimeout(left)
-            chunk = self.connection.recv(1 << 16)
+            connections.receiving(self.connection, True)
+            try:
+                chunk = self.connection.recv(1 << 16)
+            finally:
+                connections.receiving(self.connection, False)  # its bytes in hand: the server's turn
             if not chunk:
                 break
             end = chunk.find(b"\n")
@@ -714,7 +721,7 @@ class _SocketHandler(socketserver.StreamRequestHandler):
                 break
         # at once: read, and not yet said to be answered, it looked as if it waited on its client,
         # and a loaded server closed the prompt hook's for the next client to come (1 in 20)
-        self.server.daemon_ref.connections.read(self.connection)  # type: ignore[attr-defined]
+        connections.read(self.connection)
         self.connection.settimeout(CLIENT_TIMEOUT)
         return b"".join(chunks)
 
@@ -865,6 +872,16 @@ class _Connections:
                 self._close(other)
                 return
 
+    def receiving(self, conn: socket.socket, waits: bool) -> None:
+        """Before its request is read whole: its thread waits for its client's bytes (``waits``),
+        or has bytes of it in hand, and the client waits on the server. Said to wait on its client
+        from its first byte to the last, an HTTP request read whole whose head was still looked
+        at (on a loaded machine, long) was closed for a newcomer, and its client, which had sent
+        all of it, was given no answer."""
+        with self._lock:
+            if conn in self._open:
+                self._open[conn] = (waits, self._open[conn][1])  # since it connected: its timeout
+
     def read(self, conn: socket.socket) -> None:
         """Its whole request is read: it waits on the server, not on its client."""
         with self._lock:
@@ -1006,8 +1023,8 @@ class _DeadlineReads(io.RawIOBase):
     own timeout, so a client trickling its headers a byte every 9 s held its place for as long as
     it liked while no other client came (where the socket gives a request 10 s in all)."""
 
-    def __init__(self, sock: socket.socket, seconds: float):
-        self.sock, self.seconds = sock, seconds
+    def __init__(self, sock: socket.socket, seconds: float, connections: _Connections):
+        self.sock, self.seconds, self.connections = sock, seconds, connections
         self.deadline = time.monotonic() + seconds
         self.timed_out = False
         # bytes the head may still take (the reader's look-ahead beyond it counted too), until
@@ -1025,6 +1042,7 @@ class _DeadlineReads(io.RawIOBase):
         if self.head_left is not None and self.head_left <= 0:
             raise _HeadTooLarge
         self.sock.settimeout(left)
+        self.connections.receiving(self.sock, True)
         try:
             if self.head_left is None:
                 return self.sock.recv_into(buffer)
@@ -1035,6 +1053,7 @@ class _DeadlineReads(io.RawIOBase):
             self.timed_out = True
             raise
         finally:
+            self.connections.receiving(self.sock, False)  # what it read is the server's to look at
             self.sock.settimeout(self.seconds)  # the answer's writes have their own
 
 
@@ -1047,7 +1066,8 @@ class _HttpHandler(BaseHTTPRequestHandler):
     def setup(self) -> None:
         super().setup()
         plain = self.rfile
-        self._reads = _DeadlineReads(self.connection, self.timeout)
+        connections: _Connections = self.server.daemon_ref.connections  # type: ignore[attr-defined]
+        self._reads = _DeadlineReads(self.connection, self.timeout, connections)
         self.rfile = io.BufferedReader(self._reads)
         plain.close()
         self.requestline = self.command = ""  # a refusal before the request line was read names none
@@ -1082,7 +1102,9 @@ class _HttpHandler(BaseHTTPRequestHandler):
                     408, protocol.error("bad_request", f"no whole request line and headers within {self.timeout:g} s")
                 )
             # a refusal before the body (400, 401, 403, 404, 405, 408, 411, 414, 415, 431, 505)
-            # leaves it unread: read on, the client reads its status, not a reset
+            # leaves it unread: read on, the client reads its status, not a reset; it waits on
+            # its client then, and may be closed for another
+            connections.receiving(self.connection, True)
             _linger(self.connection)
         finally:
             connections.leave(self.connection)
