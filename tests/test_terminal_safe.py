@@ -209,6 +209,24 @@ def test_hook_install_and_uninstall_name_the_settings_file_as_it_is(tmp_path):
     assert not any(c in out.output for c in CONTROL)
 
 
+def test_mcp_install_and_uninstall_name_the_config_file_as_it_is(tmp_path, toy_vault):
+    """`brain mcp install` printed its config file's name raw, as hook install did: a line break
+    split the message's line, and an escape sequence reached the terminal."""
+    config_file = tmp_path / "a\nb\x1b[2Jc" / "mcp.json"
+    shown = f"{tmp_path}/a\\nb\\x1b[2Jc/mcp.json"
+    args = ["mcp", "install", "--vault", str(toy_vault), "--config", str(config_file)]
+    out = CliRunner().invoke(cli, args, color=True)
+    assert out.exit_code == 0, out.output
+    assert out.stdout.splitlines()[0] == f"added the MCP server 'brain' to {shown}:", out.output
+    assert config_file.exists() and not any(c in out.output for c in CONTROL)
+    out = CliRunner().invoke(cli, args, color=True)
+    assert out.stdout.startswith(f"already installed in {shown}: "), out.output
+    out = CliRunner().invoke(cli, ["mcp", "uninstall", "--config", str(config_file)], color=True)
+    assert out.exit_code == 0, out.output
+    assert out.stdout.splitlines()[0] == f"removed the MCP server 'brain' from {shown}:", out.output
+    assert not any(c in out.output for c in CONTROL)
+
+
 def test_ask_and_note_show_a_name_s_tab_and_escape_sequence_as_escapes(tmp_path, monkeypatch):
     """A note `Tab<TAB>here<ESC>[31mred.md` was listed as `Tab\\tthererred.md`: the tab shown,
     the ESC dropped, a file that does not exist."""

@@ -11,7 +11,7 @@ import click
 
 from ..cli_options import not_blank, vault_option
 from ..cli_support import library_errors, one_file, project_folder_hint
-from ..text import escaped, literal, shell_word
+from ..text import escaped, literal, shell_word, terminal_safe
 
 
 @click.group(invoke_without_command=True)
@@ -112,7 +112,7 @@ def install(
         return
     with project_folder_hint(not user and config_file is None):
         change = setup.install(path, entry, name)
-    click.echo(change.message)
+    click.echo(terminal_safe(change.message))  # the entry it shows is the config file's
     if change.changed:
         # Claude Code starts its MCP servers when a session starts, and asks before it uses a
         # project's .mcp.json (its MCP docs, "Project scope"): the install had said "added" and
@@ -163,4 +163,4 @@ def uninstall(ctx: click.Context, user: bool, config_file: Path | None, name: st
         raise click.UsageError("uninstall removes the entry by its --name; --vault has no part in it: drop it")
     one_file(user, config_file, "--config")
     path = setup.config_path(user=user, config=config_file)
-    click.echo(setup.uninstall(path, name).message)
+    click.echo(terminal_safe(setup.uninstall(path, name).message))

@@ -31,6 +31,7 @@ from ..ledger.install import (
     save_settings,
     working_directory,
 )
+from ..text import literal
 
 NAME = "brain"
 
@@ -114,7 +115,7 @@ def _install(path: Path, entry: dict[str, Any], name: str, new_folder: int) -> C
     servers = _servers(data, path)
     old = servers.get(name)
     if old == entry:
-        return Change(path, False, f"already installed in {path}: {_shown(entry)}")
+        return Change(path, False, f"already installed in {literal(str(path))}: {_shown(entry)}")
     if old is not None and not is_ours(old):
         raise ConfigError(
             f"{path} already has an MCP server named {name!r} that is not brain's ({_program(old)}); "
@@ -126,11 +127,11 @@ def _install(path: Path, entry: dict[str, Any], name: str, new_folder: int) -> C
         there = [FOLDER if new_folder else FOLDER_THERE, *folders_above(new_folder - 1)] if made == FILE else []
         MADE.remember(path, [made, *there])
     if old is None:
-        message = f"added the MCP server {name!r} to {path}:\n  + {_shown(entry)}"
+        message = f"added the MCP server {name!r} to {literal(str(path))}:\n  + {_shown(entry)}"
     else:
-        message = f"updated the MCP server {name!r} in {path}:\n  - {_shown(old)}\n  + {_shown(entry)}"
+        message = f"updated the MCP server {name!r} in {literal(str(path))}:\n  - {_shown(old)}\n  + {_shown(entry)}"
     if backup:
-        message += f"\nbackup: {backup}"
+        message += f"\nbackup: {literal(str(backup))}"
     return Change(path, True, message, backup)
 
 
@@ -142,18 +143,20 @@ def uninstall(path: Path, name: str = NAME) -> Change:
 
 def _uninstall(path: Path, name: str) -> Change:
     if not path.exists():
-        return Change(path, False, f"not installed: {path} does not exist")
+        return Change(path, False, f"not installed: {literal(str(path))} does not exist")
     data = load_settings(path) or {}
     servers = data.get("mcpServers")
     if not isinstance(servers, dict) or name not in servers:
-        return Change(path, False, f"not installed in {path}: no MCP server {name!r}")
+        return Change(path, False, f"not installed in {literal(str(path))}: no MCP server {name!r}")
     if not is_ours(servers[name]):
         return Change(
-            path, False, f"not removed: the MCP server {name!r} in {path} is not brain's ({_program(servers[name])})"
+            path,
+            False,
+            f"not removed: the MCP server {name!r} in {literal(str(path))} is not brain's ({_program(servers[name])})",
         )
     old = servers.pop(name)
     made = MADE.made(path)
-    removed = f"removed the MCP server {name!r} from {path}:\n  - {_shown(old)}"
+    removed = f"removed the MCP server {name!r} from {literal(str(path))}:\n  - {_shown(old)}"
     # Only what brain's install made goes: an "mcpServers" the user (or Claude Code) had stays,
     # empty, and so does every other key, in its order.
     emptied: list[Spot] = [] if servers else [("mcpServers",)]
