@@ -163,3 +163,29 @@ def test_another_sessions_history_in_the_transcript_is_not_recorded_under_this_o
             record_stop(hook_payload(_turn(t, 3)), db_path=db)
     record_stop(hook_payload(_turn(t, 4)), db_path=db)
     assert [a for a, _ in _asks(db)] == ["yesterday", "ask 2", "ask 3", "ask 4"]
+
+
+def test_a_turn_a_ledger_prune_dropped_is_not_brought_back(tmp_path, monkeypatch):
+    """chaos seed 79: a turn whose row a `brain prune --ledger` dropped came back with the next
+    Stop: an earlier turn of the session, its row written after the cut (kept aside, caught up
+    after the prune), stayed, so the look back began below the dropped one and found no row for it."""
+    from brain.ledger.prune import prune_ledger
+
+    db = tmp_path / "brain.db"
+    t = Transcript(tmp_path / "t.jsonl")
+    for n in (1, 2):
+        t.prompt(f"ask {n}", timestamp=f"2026-01-01T10:0{n}:00.000Z")
+        t.tool("Bash", command=f"make {n}")
+        t.text(f"done {n}")
+        record_stop(hook_payload(t.write()), db_path=db)
+    conn = sqlite3.connect(db)
+    with conn:  # ask 1 written after the cut (caught up late), ask 2 before it
+        conn.execute("UPDATE turns SET created_at = '2026-07-01T00:00:00.000Z' WHERE ask = 'ask 1'")
+        conn.execute("UPDATE turns SET created_at = '2026-01-01T10:03:00.000Z' WHERE ask = 'ask 2'")
+    conn.close()
+    cut = 1780272000.0  # 2026-06-01 UTC
+    assert prune_ledger(cut, path=db).dropped["turns"] == 1
+    t.prompt("ask 3", timestamp="2026-12-01T10:00:00.000Z")
+    t.text("done 3")
+    record_stop(hook_payload(t.write()), db_path=db)
+    assert [ask for ask, _ in _asks(db)] == ["ask 1", "ask 3"]

@@ -44,7 +44,7 @@ from ..db import NEWER_RECORDS, NewerLedger, connection, storable
 from ..kept_aside import REJECTED, is_kept_row, kept_aside_dir, rejected, rejected_line, waiting  # noqa: F401
 from ..migrations import write_transaction
 from .redact import redact_value
-from .store import recorded_before, utc_now, write_turn
+from .store import last_cut, recorded_before, utc_now, write_turn
 from .transcript import MAX_READ
 
 TURN = "turn"
@@ -169,7 +169,7 @@ def _record_kept(db_path: Path, folder: Path) -> CaughtUp:
         with write_transaction(conn):  # the whole upgrade, with no budget
             # Read under the write lock: a prune that records its cut after this commit reads
             # what to drop after it too, so it drops what this records.
-            cut = conn.execute("SELECT max(julianday(cut)) FROM ledger_prunes").fetchone()[0]
+            cut = last_cut(conn)
             for path in files:
                 # Read inside the transaction: a run that finds the file gone finds its id
                 # gone with it, and one that finds the file finds the id recorded.

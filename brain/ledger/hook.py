@@ -30,7 +30,7 @@ from ..db import UpgradeDeferred, connection
 from ..errors import BrainError, ConfigError
 from ..text import log_record
 from .redact import redact
-from .store import turn_row, utc_now, write_turn
+from .store import last_cut, recorded_before, turn_row, utc_now, write_turn
 from .transcript import MAX_READ, SUMMARY_CHARS, OutOfTime, Turn, clip, read_last_turn
 
 LOG_MAX_BYTES = 1_000_000
@@ -235,7 +235,10 @@ def backfill(conn: Any, row: dict[str, Any], path: str, *, deadline: float | Non
             else f"; any before them, past the {BACKFILL_TURNS} turns or {BACKFILL_BYTES >> 20} MB a Stop reads back, are not"
         )
         recorded = 0
+        cut = last_cut(conn)
         for turn in reversed(found[:BACKFILL_TURNS]):
+            if cut is not None and _ended_before(conn, turn, cut):
+                continue  # the ledger was cut there: the turns of that time were dropped, not lost
             earlier = turn_row(turn, turn_key=turn_key(row["session_id"], turn.prompt_id, turn), project=row["project"])
             earlier.update(session_id=row["session_id"], cwd=turn.cwd or row["cwd"], prompt_id=turn.prompt_id)
             known = conn.execute("SELECT 1 FROM turns WHERE turn_key = ?", (earlier["turn_key"],)).fetchone()
@@ -251,6 +254,17 @@ def backfill(conn: Any, row: dict[str, Any], path: str, *, deadline: float | Non
     except Exception as exc:  # noqa: BLE001 - the Stop's own row is written: only these are not
         log(f"could not record the turns before {row['turn_key']} no Stop had recorded ({exc!r})")
     return 0
+
+
+def _ended_before(conn: Any, turn: Turn, cut: float) -> bool:
+    """Whether ``turn`` ended before the ledger's last cut (``last_cut``): its row, had its Stop
+    written it, was written before the cut and dropped with it. A row of the same session written
+    after the cut (a turn kept aside, caught up later) left the look back's floor below it, and it
+    came back (chaos seed 79)."""
+    when = turn.ended_at or turn.started_at
+    if not isinstance(when, str):
+        return False
+    return bool(conn.execute(f"SELECT {recorded_before(':when')}", {"when": when, "cutoff": cut}).fetchone()[0])
 
 
 def _recorded_before(conn: Any, started: str | None, key: str) -> bool:

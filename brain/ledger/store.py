@@ -90,6 +90,12 @@ def recorded_before(column: str) -> str:
     return f"{column} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' AND julianday({column}) < :cutoff"
 
 
+def last_cut(conn: sqlite3.Connection) -> float | None:
+    """The moment (a Julian day) the last `brain prune --ledger` cut at (``ledger_prunes``), or
+    None: what a catch-up or a Stop's look back must not bring back from before it."""
+    return conn.execute("SELECT max(julianday(cut)) FROM ledger_prunes").fetchone()[0]
+
+
 def utc_now(moment: float | None = None) -> str:
     """Now (or ``moment``, Unix time) as ISO 8601 UTC with milliseconds, the format of transcript
     timestamps."""
