@@ -122,7 +122,7 @@ class Backend:
                 from ..index.files import INDEX_FILE
                 from ..server.service import Service
 
-                self._builds_it = not (config.index_dir(self.root) / INDEX_FILE).exists()
+                self._builds_it = _missing(config.index_dir(self.root) / INDEX_FILE)
                 if self._builds_it:
                     log.warning(
                         "no brain serve for %s and no index yet: building it from the vault in this "
@@ -221,3 +221,16 @@ class Backend:
             if self._service is not None:
                 self._service.stop()
                 self._service = None
+
+
+def _missing(path: Path) -> bool:
+    """Whether ``path`` is known not to exist. One this user may not reach (a folder at mode 000)
+    is not: the service's own checks say what is wrong with it (``Path.exists`` raised
+    PermissionError there, and every tool said "brain failed on this call")."""
+    try:
+        path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except OSError:
+        return False
+    return False
